@@ -1,0 +1,170 @@
+// Package ports declares the interfaces through which the application layer reaches the world:
+// state storage, audit, approval, process execution, templates, tools, model providers, events
+// and time. Adapters in internal/infrastructure implement them; ports/portstest holds fakes and
+// conformance suites.
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// Clock gives the time, so that the domain and application never call time.Now.
+type Clock interface {
+	Now() time.Time
+}
+
+// ClockFunc adapts a function to Clock.
+type ClockFunc func() time.Time
+
+// Now calls f.
+func (f ClockFunc) Now() time.Time { return f() }
+
+// StateStore keeps run states. Save must be atomic: a crash at any moment leaves either the
+// previous or the new state readable. Implementations must be safe for concurrent use.
+type StateStore interface {
+	// Save writes the run's state. Large step outputs may be stored beside the state file;
+	// Load restores them.
+	Save(ctx context.Context, run *state.RunState) error
+	// Load reads one run by id. An unknown id is a fault.Usage error.
+	Load(ctx context.Context, id string) (*state.RunState, error)
+	// List returns summaries of every run, newest first.
+	List(ctx context.Context) ([]RunSummary, error)
+	// Path returns where the run's state file is (or would be).
+	Path(id string) string
+}
+
+// RunSummary is one line of `awf history`.
+type RunSummary struct {
+	ID         string       `json:"run_id"`
+	Workflow   string       `json:"workflow"`
+	Status     state.Status `json:"status"`
+	StartedAt  time.Time    `json:"started_at"`
+	FinishedAt *time.Time   `json:"finished_at,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	StateFile  string       `json:"state_file"`
+}
+
+// WorkflowLoader loads and validates a workflow file (for sub-workflows and resume).
+type WorkflowLoader interface {
+	Load(path string) (*workflow.Workflow, error)
+}
+
+// Scope is what templates and expressions see: "inputs", "states", "env", "workflow", "run",
+// "args" and, in conditions, whatever the caller adds.
+type Scope map[string]any
+
+// BoundCommand is a command template after binding: Script is shell source in which every
+// template value is a reference to a variable in Vars, so no value can change the script's
+// syntax.
+type BoundCommand struct {
+	Script string
+	Vars   map[string]string
+}
+
+// Templater evaluates `{{ expr }}` templates and bare expressions. Compiled forms are cached,
+// so repeated evaluation of one template parses it once. Safe for concurrent use.
+type Templater interface {
+	// Render evaluates a text template. A reference to something missing is an error.
+	Render(tmpl string, scope Scope) (string, error)
+	// Command binds a command template: literal text is shell source, each value is bound
+	// as a variable. raw(expr) splices text into the source on purpose.
+	Command(tmpl string, scope Scope) (BoundCommand, error)
+	// Eval evaluates a bare expression.
+	Eval(expr string, scope Scope) (any, error)
+	// Check compiles every template and expression of the workflow and checks references
+	// that can be known statically (steps, inputs, namespaces).
+	Check(wf *workflow.Workflow) workflow.Problems
+}
+
+// ProcessRequest asks for a shell script to be run.
+type ProcessRequest struct {
+	Script      string
+	Vars        map[string]string // bound literally; any size
+	Dir         string
+	Env         map[string]string // added to the minimal environment
+	Stdin       string
+	Timeout     time.Duration // 0: no timeout beyond ctx
+	OutputLimit int64         // 0: the runner's default cap
+	Policy      *workflow.Policy
+}
+
+// ProcessResult is a finished process. A non-zero exit is a result, not an error.
+type ProcessResult struct {
+	Stdout    string
+	Stderr    string
+	ExitCode  int
+	Truncated bool
+	Duration  time.Duration
+}
+
+// ProcessRunner runs shell scripts as child processes. A timeout or a cancelled context kills
+// everything the script started and returns an error of kind fault.Execution.
+type ProcessRunner interface {
+	Run(ctx context.Context, req ProcessRequest) (ProcessResult, error)
+}
+
+// ToolInvoker resolves a tool by name and runs one call through the governed path. An unknown
+// tool is an error of kind fault.Invalid whose message suggests the nearest name.
+type ToolInvoker interface {
+	Invoke(ctx context.Context, req ToolRequest) (tool.Result, error)
+}
+
+// ToolRequest is one call of a tool by a step or a model.
+type ToolRequest struct {
+	RunID    string
+	Step     string
+	CallID   string
+	Name     string
+	Args     map[string]any
+	Input    string
+	Provider string
+	Timeout  time.Duration
+}
+
+// Events receives progress from the application; the CLI renders it. Emit must not block for
+// long and must be safe for concurrent use.
+type Events interface {
+	Emit(Event)
+}
+
+// EventsFunc adapts a function to Events.
+type EventsFunc func(Event)
+
+// Emit calls f.
+func (f EventsFunc) Emit(e Event) { f(e) }
+
+// EventKind names an event.
+type EventKind string
+
+// Event kinds.
+const (
+	RunStarted    EventKind = "run_started"
+	RunFinished   EventKind = "run_finished"
+	StepStarted   EventKind = "step_started"
+	StepRetrying  EventKind = "step_retrying"
+	StepFinished  EventKind = "step_finished"
+	ToolStarted   EventKind = "tool_started"
+	ToolFinished  EventKind = "tool_finished"
+	Warning       EventKind = "warning"
+	ModelResponse EventKind = "model_response"
+)
+
+// Event is one progress report. Fields not relevant to a kind are zero.
+type Event struct {
+	Kind     EventKind     `json:"event"`
+	Time     time.Time     `json:"time"`
+	RunID    string        `json:"run_id,omitempty"`
+	Step     string        `json:"step,omitempty"`
+	Tool     string        `json:"tool,omitempty"`
+	CallID   string        `json:"call_id,omitempty"`
+	Meta     string        `json:"meta,omitempty"`
+	Status   string        `json:"status,omitempty"`
+	Attempt  int           `json:"attempt,omitempty"`
+	Duration time.Duration `json:"duration_ns,omitempty"`
+	Message  string        `json:"message,omitempty"`
+}

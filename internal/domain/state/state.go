@@ -1,0 +1,159 @@
+// Package state is the record of a run: what the run state file holds (DESIGN section 6, seed
+// 002 "State Structure"). It is plain data with YAML names; the statestore adapter writes it.
+package state
+
+import "time"
+
+// Status is the lifecycle state of a run or a step.
+type Status string
+
+// Statuses.
+const (
+	Pending     Status = "pending"
+	Running     Status = "running"
+	Completed   Status = "completed"
+	Failed      Status = "failed"
+	Skipped     Status = "skipped"
+	Interrupted Status = "interrupted"
+)
+
+// Done reports whether a step in this status need not run again on resume.
+func (s Status) Done() bool { return s == Completed || s == Skipped }
+
+// RunState is one run, as written to .awf/runs/<id>.yaml.
+type RunState struct {
+	ID           string                `yaml:"id" json:"run_id"`
+	Workflow     string                `yaml:"workflow" json:"workflow"`
+	WorkflowFile string                `yaml:"workflow_file" json:"workflow_file"`
+	Status       Status                `yaml:"status" json:"status"`
+	Inputs       map[string]any        `yaml:"inputs" json:"inputs"`
+	StartedAt    time.Time             `yaml:"started_at" json:"started_at"`
+	UpdatedAt    time.Time             `yaml:"updated_at" json:"updated_at"`
+	FinishedAt   *time.Time            `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
+	Error        string                `yaml:"error,omitempty" json:"error,omitempty"`
+	Output       string                `yaml:"output,omitempty" json:"output,omitempty"`
+	Resumed      int                   `yaml:"resumed,omitempty" json:"resumed,omitempty"`
+	Parent       string                `yaml:"parent,omitempty" json:"parent,omitempty"`
+	States       map[string]*StepState `yaml:"states" json:"states"`
+	// Order lists step names in the order they started, so readers see the run's sequence.
+	Order []string `yaml:"order" json:"order"`
+}
+
+// Step returns the named step's state, creating it (pending) if absent.
+func (r *RunState) Step(name string) *StepState {
+	if r.States == nil {
+		r.States = map[string]*StepState{}
+	}
+	s, ok := r.States[name]
+	if !ok {
+		s = &StepState{Status: Pending}
+		r.States[name] = s
+		r.Order = append(r.Order, name)
+	}
+	return s
+}
+
+// StepState is one step's record. Output holds the step's output; when it is large the store
+// moves it beside the state file and sets OutputFile instead.
+type StepState struct {
+	Status       Status            `yaml:"status" json:"status"`
+	Output       string            `yaml:"output,omitempty" json:"output,omitempty"`
+	OutputFile   string            `yaml:"output_file,omitempty" json:"output_file,omitempty"`
+	OutputSize   int64             `yaml:"output_size,omitempty" json:"output_size,omitempty"`
+	Response     any               `yaml:"response,omitempty" json:"response,omitempty"`
+	ExitCode     *int              `yaml:"exit_code,omitempty" json:"exit_code,omitempty"`
+	Stderr       string            `yaml:"stderr,omitempty" json:"stderr,omitempty"`
+	Error        string            `yaml:"error,omitempty" json:"error,omitempty"`
+	Attempts     int               `yaml:"attempts,omitempty" json:"attempts,omitempty"`
+	StartedAt    *time.Time        `yaml:"started_at,omitempty" json:"started_at,omitempty"`
+	FinishedAt   *time.Time        `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
+	DurationMs   int64             `yaml:"duration_ms,omitempty" json:"duration_ms,omitempty"`
+	ToolCalls    []ToolCallRecord  `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	ToolStats    *ToolStats        `yaml:"tool_stats,omitempty" json:"tool_stats,omitempty"`
+	Tokens       *Tokens           `yaml:"tokens,omitempty" json:"tokens,omitempty"`
+	Conversation *Conversation     `yaml:"conversation,omitempty" json:"conversation,omitempty"`
+	Vars         map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
+}
+
+// ToolCallRecord is one tool call of a step, as seed 002 shows it.
+type ToolCallRecord struct {
+	ID        string          `yaml:"id" json:"id"`
+	Tool      string          `yaml:"tool" json:"tool"`
+	Arguments map[string]any  `yaml:"arguments" json:"arguments"`
+	Result    *ToolCallResult `yaml:"result,omitempty" json:"result,omitempty"`
+	// InFlight is true while the call runs; a crash leaves it true for resume to report.
+	InFlight bool `yaml:"in_flight,omitempty" json:"in_flight,omitempty"`
+}
+
+// ToolCallResult is the outcome of one call.
+type ToolCallResult struct {
+	Success    bool   `yaml:"success" json:"success"`
+	Output     string `yaml:"output,omitempty" json:"output,omitempty"`
+	Error      string `yaml:"error,omitempty" json:"error,omitempty"`
+	DurationMs int64  `yaml:"duration_ms" json:"duration_ms"`
+	Approval   string `yaml:"approval,omitempty" json:"approval,omitempty"`
+	Denied     bool   `yaml:"denied,omitempty" json:"denied,omitempty"`
+	Truncated  bool   `yaml:"truncated,omitempty" json:"truncated,omitempty"`
+	Cached     bool   `yaml:"cached,omitempty" json:"cached,omitempty"`
+}
+
+// ToolStats sums a step's tool calls.
+type ToolStats struct {
+	TotalCalls      int   `yaml:"total_calls" json:"total_calls"`
+	Successful      int   `yaml:"successful" json:"successful"`
+	Failed          int   `yaml:"failed" json:"failed"`
+	Denied          int   `yaml:"denied" json:"denied"`
+	TotalDurationMs int64 `yaml:"total_duration_ms" json:"total_duration_ms"`
+}
+
+// Add counts one finished call.
+func (s *ToolStats) Add(r ToolCallResult) {
+	s.TotalCalls++
+	switch {
+	case r.Denied:
+		s.Denied++
+	case r.Success:
+		s.Successful++
+	default:
+		s.Failed++
+	}
+	s.TotalDurationMs += r.DurationMs
+}
+
+// Tokens counts model tokens where the provider reports them.
+type Tokens struct {
+	Input  int `yaml:"input" json:"input"`
+	Output int `yaml:"output" json:"output"`
+	Total  int `yaml:"total" json:"total"`
+}
+
+// Add accumulates another count.
+func (t *Tokens) Add(o Tokens) {
+	t.Input += o.Input
+	t.Output += o.Output
+	t.Total += o.Total
+}
+
+// Conversation is the message history of an agent step in conversation mode.
+type Conversation struct {
+	Turns     int       `yaml:"turns" json:"turns"`
+	StoppedBy string    `yaml:"stopped_by,omitempty" json:"stopped_by,omitempty"`
+	Messages  []Message `yaml:"messages" json:"messages"`
+}
+
+// Message is one message of a conversation, in a provider-neutral form.
+type Message struct {
+	Role       string    `yaml:"role" json:"role"` // system | user | assistant | tool
+	Content    string    `yaml:"content,omitempty" json:"content,omitempty"`
+	ToolCalls  []CallRef `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	ToolCallID string    `yaml:"tool_call_id,omitempty" json:"tool_call_id,omitempty"`
+	Name       string    `yaml:"name,omitempty" json:"name,omitempty"`
+	IsError    bool      `yaml:"is_error,omitempty" json:"is_error,omitempty"`
+}
+
+// CallRef is a tool call inside a message: the model's request.
+type CallRef struct {
+	ID        string `yaml:"id" json:"id"`
+	Name      string `yaml:"name" json:"name"`
+	Arguments string `yaml:"arguments" json:"arguments"` // JSON object text
+}

@@ -1,0 +1,100 @@
+// Package tool defines the one behaviour every tool has, whatever defines it (built-in, command
+// template, manifest, .tool file, MCP server, Go code): a name, a description, a JSON Schema for
+// its parameters, an execute function and an optional one-line summary for people. It also holds
+// the call and result values that travel between models, the engine and the state file.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Tool is the behaviour of a tool. Implementations must be safe for concurrent use: the agent
+// loop may run read-only calls in parallel.
+type Tool interface {
+	// Name is the exact name models and workflows use.
+	Name() string
+	// Description tells a model what the tool does; it may depend on the context (for example
+	// the working directory).
+	Description(ctx Context) string
+	// Parameters is the JSON Schema (an object schema) the arguments must satisfy.
+	Parameters() json.RawMessage
+	// Execute runs the tool. It returns an error result rather than a Go error for failures the
+	// model should hear about; a Go error means the engine could not run the tool at all.
+	Execute(ctx context.Context, call Invocation) Result
+}
+
+// Summarizer is implemented by tools that can describe a call in one line for people
+// ("read src/main.go"), shown in progress output and approval prompts.
+type Summarizer interface {
+	Meta(args map[string]any) string
+}
+
+// Annotated is implemented by tools that declare properties the engine relies on.
+type Annotated interface {
+	Annotations() Annotations
+}
+
+// Annotations are facts a tool declares about itself.
+type Annotations struct {
+	ReadOnly   bool // never changes anything: may run in parallel with other read-only calls
+	Idempotent bool // may be re-run after a crash left it in flight
+	Cacheable  bool // pure: identical arguments give identical results within a run
+	Version    string
+	Tags       []string
+	Source     string // where it was defined, for `awf tools show`
+}
+
+// Context is what a tool's description may depend on.
+type Context struct {
+	WorkDir string
+}
+
+// Invocation is one call as a tool receives it: decoded arguments plus the optional input text
+// (standard input for command tools, {input} in manifests).
+type Invocation struct {
+	ID    string
+	Args  map[string]any
+	Input string
+	// Depth is the meta-tool nesting depth of this call (0 for a call from a step or model).
+	Depth int
+}
+
+// Call is a tool call as a model or a step asks for it.
+type Call struct {
+	ID        string          `json:"id" yaml:"id"`
+	Name      string          `json:"name" yaml:"tool"`
+	Arguments json.RawMessage `json:"arguments" yaml:"-"`
+}
+
+// Status is the outcome class of a Result.
+type Status string
+
+// Result statuses (seed 001: ok, error, effect).
+const (
+	StatusOK     Status = "ok"
+	StatusError  Status = "error"
+	StatusEffect Status = "effect"
+)
+
+// Result is what a tool returns. Output is the text the model sees; for an error result Error
+// explains what went wrong in words the model can act on.
+type Result struct {
+	Status    Status
+	Output    string
+	Error     string
+	Data      any // structured result for the engine (StatusEffect), or parsed output
+	Truncated bool
+	Duration  time.Duration
+	Cached    bool
+}
+
+// OK returns a successful result with output text.
+func OK(output string) Result { return Result{Status: StatusOK, Output: output} }
+
+// Errorf returns an error result; the message goes back to the model.
+func Errorf(msg string) Result { return Result{Status: StatusError, Error: msg} }
+
+// Succeeded reports whether the result is not an error.
+func (r Result) Succeeded() bool { return r.Status != StatusError }

@@ -1,0 +1,102 @@
+package workflow
+
+import "time"
+
+// Approval decisions and modes.
+const (
+	ApprovalAuto   = "auto"
+	ApprovalPrompt = "prompt"
+	ApprovalDeny   = "deny"
+)
+
+// ToolSpec is an entry of a workflow's tools: list: a (restricted) built-in, a custom command
+// template, or a tool from a library (use:).
+type ToolSpec struct {
+	Name         string
+	Builtin      bool
+	Description  string
+	Command      string // custom command template; {{args.x}} binds parameter x
+	Parameters   []Param
+	Approval     string // auto | prompt | deny; empty means the workflow default
+	Restrictions *Restrictions
+	Use          string // owner/name@constraint
+	MaxCalls     int
+	Idempotent   bool
+	ReadOnly     bool
+	Cache        bool
+	Timeout      time.Duration
+	Pos          Pos
+}
+
+// Param is a typed parameter of a custom tool; it becomes a JSON Schema property.
+type Param struct {
+	Name        string
+	Type        InputType
+	Description string
+	Required    bool
+	Default     any
+	Enum        []any
+	Pos         Pos
+}
+
+// Restrictions narrow the workflow policy for one tool. They can only narrow it.
+type Restrictions struct {
+	Paths    []string
+	Commands []string
+	Hosts    []string
+}
+
+// Policy is the workflow-wide sandbox policy (DESIGN section 5).
+type Policy struct {
+	Paths    PathPolicy
+	Commands []string
+	Hosts    []string
+	Network  string // none | allowlist | host
+	Limits   Limits
+	Env      EnvPolicy
+	Require  []string
+	Enforce  string // best_effort | strict
+	Backend  string // process | container
+	Image    string
+	Pos      Pos
+}
+
+// PathPolicy lists path globs by access.
+type PathPolicy struct {
+	Read    []string
+	Write   []string
+	Protect []string
+}
+
+// Limits are resource limits for tool execution.
+type Limits struct {
+	Timeout  time.Duration
+	Output   int64 // bytes
+	Memory   int64 // bytes
+	PIDs     int
+	FileSize int64
+	CPU      float64
+}
+
+// EnvPolicy says which environment variables tools see.
+type EnvPolicy struct {
+	Allow  []string
+	Set    map[string]string
+	Secret []string
+}
+
+// ApprovalPolicy is the workflow-wide approval default and its rules.
+type ApprovalPolicy struct {
+	Default string
+	Rules   []ApprovalRule
+	Timeout time.Duration
+	Pos     Pos
+}
+
+// ApprovalRule decides a call when its expr condition holds.
+type ApprovalRule struct {
+	Tool     string // tool name or glob; empty matches all
+	When     string // bare expr over args, tool
+	Decision string
+	Pos      Pos
+}
