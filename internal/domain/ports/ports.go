@@ -83,10 +83,13 @@ type Templater interface {
 
 // ProcessRequest asks for a shell script to be run.
 type ProcessRequest struct {
-	Script      string
-	Vars        map[string]string // bound literally; any size
-	Dir         string
-	Env         map[string]string // added to the minimal environment
+	Script string
+	Vars   map[string]string // bound literally; any size
+	Dir    string
+	// BaseEnv is the environment the script starts from ("K=V" entries); nil means a
+	// minimal one (PATH, HOME, LANG, TMPDIR). Env is added on top.
+	BaseEnv     []string
+	Env         map[string]string
 	Stdin       string
 	Timeout     time.Duration // 0: no timeout beyond ctx
 	OutputLimit int64         // 0: the runner's default cap
