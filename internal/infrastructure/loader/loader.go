@@ -1,0 +1,151 @@
+package loader
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+var _ ports.WorkflowLoader = (*Loader)(nil)
+
+// Loader reads workflow files. It holds no state between calls and is safe for concurrent use.
+type Loader struct{}
+
+// New returns a Loader.
+func New() *Loader { return &Loader{} }
+
+// Load reads and validates the workflow file at path. A missing or unreadable file is a
+// fault.Usage error; a file that does not load or validate gives workflow.Problems (kind
+// fault.Invalid) holding every error of the file, sorted by position. Warnings are in the
+// returned workflow's Warnings.
+func (l *Loader) Load(path string) (*workflow.Workflow, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fault.New(fault.Usage, "load %s: %w", path, err)
+	}
+	return l.LoadBytes(path, data)
+}
+
+// LoadBytes loads a workflow from data as if read from path: positions name path as given,
+// and the workflow's Path and Dir are made absolute from it. Errors are as for Load.
+func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error) {
+	d := newDecoder(path, data)
+	root := d.parse(data)
+	var wf *workflow.Workflow
+	if root != nil {
+		d.collectAnchors(root, 0)
+		wf = d.decodeWorkflow(root)
+		if wf != nil && !d.aborted {
+			d.implicitInputs(wf, root)
+			d.merge(wf.Validate(), wf.Pos)
+		}
+	}
+	var errs, warnings workflow.Problems
+	for _, p := range d.probs {
+		if p.Severity == workflow.SeverityError {
+			errs = append(errs, p)
+		} else {
+			warnings = append(warnings, p)
+		}
+	}
+	if len(errs) > 0 {
+		errs.Sort()
+		return nil, errs
+	}
+	warnings.Sort()
+	wf.Warnings = warnings
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fault.Wrap(fault.System, fmt.Errorf("load %s: %w", path, err))
+	}
+	wf.Path, wf.Dir = abs, filepath.Dir(abs)
+	return wf, nil
+}
+
+// parse parses the YAML and returns the root of its single document, or nil after recording
+// a problem.
+func (d *decoder) parse(data []byte) ast.Node {
+	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		d.syntaxError(err)
+		return nil
+	}
+	var bodies []ast.Node
+	for _, doc := range f.Docs {
+		if doc != nil && !isNil(doc.Body) {
+			bodies = append(bodies, doc.Body)
+		}
+	}
+	switch len(bodies) {
+	case 0:
+		d.errorf("", d.tokenPos(nil), "", "the file is empty: a workflow needs at least a name and steps")
+		return nil
+	case 1:
+		return bodies[0]
+	default:
+		d.errorf("", d.pos(bodies[1]), "", "a workflow file holds one YAML document, found %d", len(bodies))
+		return nil
+	}
+}
+
+// syntaxError turns a YAML parse error into a problem with its position.
+func (d *decoder) syntaxError(err error) {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		msg := ye.GetMessage()
+		d.errorf("", d.tokenPos(ye.GetToken()), "", "invalid YAML: %s", msg)
+		return
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	d.errorf("", d.tokenPos(nil), "", "invalid YAML: %s", msg)
+}
+
+// merge adds the problems Validate found, pointing each at the exact value of its field when
+// the decoder saw it, and dropping those about a field the decoder already reported (a value
+// of the wrong kind leaves the field empty; saying so twice would only add noise).
+func (d *decoder) merge(found workflow.Problems, fallback workflow.Pos) {
+	var reported []string
+	for _, p := range d.probs {
+		if p.Severity == workflow.SeverityError && p.Field != "" {
+			reported = append(reported, p.Field)
+		}
+	}
+	reported = append(reported, d.suppress...)
+	for _, p := range found {
+		if p.Field != "" && covered(p.Field, reported) {
+			continue
+		}
+		if pos, ok := d.paths[p.Field]; ok && p.Field != "" {
+			p.Pos = pos
+		}
+		if p.Pos.Line == 0 {
+			p.Pos = fallback
+		}
+		if p.Pos.File == "" {
+			p.Pos.File = d.file
+		}
+		p.Pos.Line = min(max(p.Pos.Line, 1), d.lines)
+		p.Pos.Col = max(p.Pos.Col, 1)
+		d.probs = append(d.probs, p)
+	}
+}
+
+// covered reports whether field is one of paths or lies inside one of them.
+func covered(field string, paths []string) bool {
+	for _, p := range paths {
+		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"[") {
+			return true
+		}
+	}
+	return false
+}
