@@ -49,7 +49,9 @@ type RunSummary struct {
 	StateFile  string       `json:"state_file"`
 }
 
-// WorkflowLoader loads and validates a workflow file (for sub-workflows and resume).
+// WorkflowLoader loads and validates a workflow file (for sub-workflows and resume). On a
+// workflow.Problems error it may also return the partial workflow, for further static checks
+// only; callers that run workflows must treat any error as fatal.
 type WorkflowLoader interface {
 	Load(path string) (*workflow.Workflow, error)
 }

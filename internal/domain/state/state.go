@@ -35,6 +35,9 @@ type RunState struct {
 	Resumed      int                   `yaml:"resumed,omitempty" json:"resumed,omitempty"`
 	Parent       string                `yaml:"parent,omitempty" json:"parent,omitempty"`
 	States       map[string]*StepState `yaml:"states" json:"states"`
+	// WorkDir is the directory shell steps ran in, kept so that a resumed run runs where the
+	// original did. Empty means the process's current directory.
+	WorkDir string `yaml:"work_dir,omitempty" json:"work_dir,omitempty"`
 	// Order lists step names in the order they started, so readers see the run's sequence.
 	Order []string `yaml:"order" json:"order"`
 }
@@ -87,8 +90,12 @@ type ToolCallRecord struct {
 
 // ToolCallResult is the outcome of one call.
 type ToolCallResult struct {
-	Success    bool   `yaml:"success" json:"success"`
-	Output     string `yaml:"output,omitempty" json:"output,omitempty"`
+	Success bool   `yaml:"success" json:"success"`
+	Output  string `yaml:"output,omitempty" json:"output,omitempty"`
+	// OutputFile and OutputSize replace Output in a state file when the store moved a large
+	// output beside it (as StepState's do); in memory they are empty.
+	OutputFile string `yaml:"output_file,omitempty" json:"output_file,omitempty"`
+	OutputSize int64  `yaml:"output_size,omitempty" json:"output_size,omitempty"`
 	Error      string `yaml:"error,omitempty" json:"error,omitempty"`
 	DurationMs int64  `yaml:"duration_ms" json:"duration_ms"`
 	Approval   string `yaml:"approval,omitempty" json:"approval,omitempty"`

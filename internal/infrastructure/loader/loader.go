@@ -26,8 +26,10 @@ func New() *Loader { return &Loader{} }
 
 // Load reads and validates the workflow file at path. A missing or unreadable file is a
 // fault.Usage error; a file that does not load or validate gives workflow.Problems (kind
-// fault.Invalid) holding every error of the file, sorted by position. Warnings are in the
-// returned workflow's Warnings.
+// fault.Invalid) holding every error of the file, sorted by position. With such an error the
+// returned workflow, when not nil, is what could be decoded: compile uses it to report template
+// problems in the same pass; nothing may run it. Warnings are in the returned workflow's
+// Warnings.
 func (l *Loader) Load(path string) (*workflow.Workflow, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -58,16 +60,21 @@ func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error)
 			warnings = append(warnings, p)
 		}
 	}
-	if len(errs) > 0 {
-		errs.Sort()
-		return nil, errs
-	}
-	warnings.Sort()
-	wf.Warnings = warnings
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fault.Wrap(fault.System, fmt.Errorf("load %s: %w", path, err))
 	}
+	if len(errs) > 0 {
+		errs.Sort()
+		if wf == nil || d.aborted {
+			return nil, errs
+		}
+		// The partial workflow lets compile report template problems in the same pass.
+		wf.Path, wf.Dir = abs, filepath.Dir(abs)
+		return wf, errs
+	}
+	warnings.Sort()
+	wf.Warnings = warnings
 	wf.Path, wf.Dir = abs, filepath.Dir(abs)
 	return wf, nil
 }

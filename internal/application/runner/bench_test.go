@@ -1,0 +1,81 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/ports/portstest"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/templater"
+)
+
+// BenchmarkRun50Steps measures the engine's own cost per step: templates, scope, state
+// bookkeeping, events and a save at each boundary, with a process that does nothing. Each
+// step after the first binds the previous step's output into its command. "mem" saves into
+// portstest's in-memory store (a deep copy of the whole run at each of the ~100 saves, as a
+// serialising store would make); "discard" shows the engine alone.
+func BenchmarkRun50Steps(b *testing.B) {
+	const n = 50
+	steps := make([]workflow.Step, n)
+	for i := range steps {
+		cmd := "step"
+		if i > 0 {
+			cmd = fmt.Sprintf("step {{ states.s%d.output }}", i-1)
+		}
+		steps[i] = shell(fmt.Sprintf("s%d", i), cmd)
+	}
+	w := wf(steps...)
+	w.Output = fmt.Sprintf("{{ states.s%d.output }}", n-1)
+	tmpl := templater.New()
+	var ids atomic.Int64
+	newRunner := func(store ports.StateStore) *runner.Runner {
+		r, err := runner.New(runner.Deps{
+			Store:     store,
+			Templater: tmpl,
+			Process: portstest.ProcessFunc(func(context.Context, ports.ProcessRequest) (ports.ProcessResult, error) {
+				return ports.ProcessResult{Stdout: "out\n"}, nil
+			}),
+			Loader: loaderFunc(func(string) (*workflow.Workflow, error) { return w, nil }),
+			Clock:  ports.ClockFunc(time.Now),
+			NewID:  func() string { return fmt.Sprint("run-", ids.Add(1)) },
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r
+	}
+	for _, bc := range []struct {
+		name  string
+		store func() ports.StateStore
+	}{
+		// A fresh store per run: MemStateStore keeps every saved version.
+		{"mem", func() ports.StateStore { return portstest.NewMemStateStore() }},
+		{"discard", func() ports.StateStore { return discard{} }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := newRunner(bc.store()).Run(b.Context(), runner.Request{Workflow: w}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n)/1e3, "µs/step")
+		})
+	}
+}
+
+// discard is a StateStore that keeps nothing.
+type discard struct{}
+
+func (discard) Save(context.Context, *state.RunState) error { return nil }
+func (discard) Load(_ context.Context, id string) (*state.RunState, error) {
+	return nil, fmt.Errorf("no run %s", id)
+}
+func (discard) List(context.Context) ([]ports.RunSummary, error) { return nil, nil }
+func (discard) Path(id string) string                            { return id }

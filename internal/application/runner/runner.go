@@ -1,0 +1,253 @@
+// Package runner runs a loaded workflow's steps in order, records every step boundary in the
+// run state and resumes interrupted runs. It reaches processes, tools, agents, templates and
+// storage only through ports; it neither loads YAML nor prints.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// MaxWorkflowDepth is how deeply workflow steps may nest sub-workflows. Deeper nesting is
+// almost always a workflow that calls itself.
+const MaxWorkflowDepth = 16
+
+// Deps are everything a Runner needs. Store, Templater, Process, Loader, Clock and NewID are
+// required; the others have the defaults their comments give.
+type Deps struct {
+	Store     ports.StateStore
+	Templater ports.Templater
+	Process   ports.ProcessRunner
+	// Tools runs tool steps; nil makes every tool step fail with a fault.Invalid error.
+	Tools ports.ToolInvoker
+	// Agents runs agent steps; nil makes every agent step fail with a fault.Invalid error.
+	Agents AgentExecutor
+	// Loader loads sub-workflows (workflow steps) and the workflow of a resumed run.
+	Loader ports.WorkflowLoader
+	// Events receives progress; nil discards it.
+	Events ports.Events
+	Clock  ports.Clock
+	// NewID returns a fresh id for runs and tool calls (a UUID in production).
+	NewID func() string
+	// Environ is the process environment as "K=V" entries: the env namespace of templates and
+	// the base environment of shell steps.
+	Environ []string
+	// Stat checks file_exists and dir_exists inputs; nil means os.Stat.
+	Stat func(string) (fs.FileInfo, error)
+	// Log receives diagnostics; nil discards them.
+	Log *slog.Logger
+	// Sleep waits between retry attempts and returns early with ctx's error when ctx ends;
+	// nil means a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Runner runs workflows. It is safe for concurrent use: each run keeps its own state.
+type Runner struct {
+	d   Deps
+	env map[string]string
+}
+
+// New returns a Runner, or an error of kind fault.System naming every missing required
+// dependency.
+func New(d Deps) (*Runner, error) {
+	var missing []string
+	for _, dep := range []struct {
+		name string
+		nil  bool
+	}{
+		{"Store", d.Store == nil},
+		{"Templater", d.Templater == nil},
+		{"Process", d.Process == nil},
+		{"Loader", d.Loader == nil},
+		{"Clock", d.Clock == nil},
+		{"NewID", d.NewID == nil},
+	} {
+		if dep.nil {
+			missing = append(missing, dep.name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fault.New(fault.System, "runner: missing dependencies: %s", strings.Join(missing, ", "))
+	}
+	if d.Events == nil {
+		d.Events = ports.EventsFunc(func(ports.Event) {})
+	}
+	if d.Stat == nil {
+		d.Stat = os.Stat
+	}
+	if d.Log == nil {
+		d.Log = slog.New(slog.DiscardHandler)
+	}
+	if d.Sleep == nil {
+		d.Sleep = sleep
+	}
+	return &Runner{d: d, env: environMap(d.Environ)}, nil
+}
+
+// Request is one run to start.
+type Request struct {
+	Workflow *workflow.Workflow
+	// Inputs are the workflow's inputs, already checked and coerced (workflow.ResolveInputs).
+	Inputs map[string]any
+	// WorkDir is where shell steps run and what relative paths (step dir, file_exists inputs)
+	// resolve against; empty means the process's current directory.
+	WorkDir string
+	// Parent is the id of the run that started this one, if any.
+	Parent string
+}
+
+// Run runs every step of the workflow and returns the final run state. The state is saved
+// at the start and end of the run and of every step (and around every tool call). A failed
+// step makes the run fail with an error naming the step (kind fault.Execution unless the
+// cause carries its own kind); a step with continue_on_error is recorded failed and the run
+// goes on, and can still complete. A cancelled ctx leaves the run interrupted, saved, and an
+// error wrapping ctx's error. After the last step the workflow's output template becomes the
+// run's Output. Missing file_exists/dir_exists paths are fault.Usage errors before anything is
+// saved. The returned state is non-nil whenever the run started, also on error.
+//
+// Templates see inputs, env, workflow {name, version, description, dir}, run {id, dir} (dir
+// is the work directory) and states: every step that ran to an end (completed, failed or
+// skipped), under its name and its output_var, with output, status, error, response,
+// exit_code, tokens, tool_calls and tool_stats.
+func (r *Runner) Run(ctx context.Context, req Request) (*state.RunState, error) {
+	if req.Workflow == nil {
+		return nil, fault.New(fault.System, "run: no workflow")
+	}
+	return r.run(ctx, req, r.d.NewID(), nil)
+}
+
+// Resume continues the run with the given id: steps already completed or skipped keep their
+// outputs and are not run again; the others run in order as in Run. The run keeps its id and
+// state file and counts one more resume. Resuming a completed run is a fault.Usage error.
+func (r *Runner) Resume(ctx context.Context, runID string) (*state.RunState, error) {
+	st, err := r.d.Store.Load(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", runID, err)
+	}
+	if st.Status == state.Completed {
+		return st, fault.New(fault.Usage, "run %s already completed", runID)
+	}
+	wf, err := r.d.Loader.Load(st.WorkflowFile)
+	if err != nil {
+		return st, fmt.Errorf("resume %s: %w", runID, err)
+	}
+	return r.resume(ctx, st, wf, nil)
+}
+
+func (r *Runner) run(ctx context.Context, req Request, id string, lineage []string) (*state.RunState, error) {
+	wf := req.Workflow
+	if err := r.checkPaths(wf, req.Inputs, req.WorkDir); err != nil {
+		return nil, err
+	}
+	now := r.d.Clock.Now()
+	st := &state.RunState{
+		ID:           id,
+		Workflow:     wf.Name,
+		WorkflowFile: wf.Path,
+		WorkDir:      req.WorkDir,
+		Status:       state.Running,
+		Inputs:       maps.Clone(req.Inputs),
+		StartedAt:    now,
+		UpdatedAt:    now,
+		Parent:       req.Parent,
+		States:       map[string]*state.StepState{},
+	}
+	if st.Inputs == nil {
+		st.Inputs = map[string]any{}
+	}
+	return r.execute(ctx, newExecution(r, st, wf, lineage), "")
+}
+
+func (r *Runner) resume(ctx context.Context, st *state.RunState, wf *workflow.Workflow, lineage []string) (*state.RunState, error) {
+	st.Resumed++
+	st.Status = state.Running
+	st.Error = ""
+	st.Output = ""
+	st.FinishedAt = nil
+	if st.States == nil {
+		st.States = map[string]*state.StepState{}
+	}
+	return r.execute(ctx, newExecution(r, st, wf, lineage), "resumed")
+}
+
+// execute runs a prepared execution from its first save to its last.
+func (r *Runner) execute(ctx context.Context, e *execution, how string) (*state.RunState, error) {
+	e.mu.Lock()
+	err := e.saveLocked(ctx)
+	e.mu.Unlock()
+	if err != nil {
+		return e.st, err
+	}
+	e.log.Info("run started", "workflow", e.wf.Name, "resumed", e.st.Resumed)
+	e.emit(ports.Event{Kind: ports.RunStarted, Message: how})
+	err = e.steps(ctx, e.wf.Steps)
+	if err == nil {
+		err = e.output()
+	}
+	return e.st, e.finish(ctx, err)
+}
+
+// checkPaths enforces file_exists and dir_exists on the inputs given.
+func (r *Runner) checkPaths(wf *workflow.Workflow, inputs map[string]any, workDir string) error {
+	for _, in := range wf.Inputs {
+		if !in.FileExists && !in.DirExists {
+			continue
+		}
+		v, ok := inputs[in.Name]
+		if !ok || v == nil {
+			continue
+		}
+		p, ok := v.(string)
+		if !ok {
+			return fault.New(fault.Usage, "input %q: want a path, got %T", in.Name, v)
+		}
+		info, err := r.d.Stat(resolvePath(workDir, p))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fault.New(fault.Usage, "input %q: %s does not exist", in.Name, p)
+		case err != nil:
+			return fault.New(fault.Usage, "input %q: %w", in.Name, err)
+		case in.DirExists && !info.IsDir():
+			return fault.New(fault.Usage, "input %q: %s is not a directory", in.Name, p)
+		case in.FileExists && info.IsDir():
+			return fault.New(fault.Usage, "input %q: %s is a directory, want a file", in.Name, p)
+		}
+	}
+	return nil
+}
+
+func environMap(environ []string) map[string]string {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k != "" {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// subRunVar is the step var naming the child run of a workflow step.
+const subRunVar = "sub_run"
+
+// subWorkflow runs a workflow step: it loads the file (relative to the calling workflow's
+// directory), renders and coerces the inputs, and runs the workflow as a child run with its
+// own state, whose output becomes the step's output. The child's id is recorded in the step's
+// vars before it starts; when a resumed run executes the step again, an unfinished child run
+// is resumed rather than started afresh, and a completed one gives its output directly.
+func (e *execution) subWorkflow(ctx context.Context, sr *stepRun, attempt int) (StepOutcome, error) {
+	ws := sr.step.Workflow
+	scope := e.scope()
+	base := e.wf.Dir
+	if base == "" {
+		base = e.st.WorkDir
+	}
+	file := resolvePath(base, ws.Path)
+	child, err := e.r.d.Loader.Load(file)
+	if err != nil {
+		return StepOutcome{}, fmt.Errorf("workflow %s: %w", ws.Path, err)
+	}
+	if len(e.lineage) > MaxWorkflowDepth {
+		chain := append(e.lineage[:len(e.lineage):len(e.lineage)], child.Name)
+		return StepOutcome{}, fault.New(fault.Invalid, "workflows nest deeper than %d: %s",
+			MaxWorkflowDepth, strings.Join(chain, " -> "))
+	}
+	if prev := e.previousSubRun(ctx, sr, attempt); prev != nil {
+		return e.continueSubRun(ctx, prev, child)
+	}
+	raw, err := e.renderMap(ws.Inputs, scope, "input")
+	if err != nil {
+		return StepOutcome{}, err
+	}
+	inputs, err := resolveInputs(child, raw)
+	if err != nil {
+		return StepOutcome{}, err
+	}
+	id := e.r.d.NewID()
+	vars := map[string]string{subRunVar: id}
+	_ = sr.save(ctx, func(s *state.StepState) {
+		if s.Vars == nil {
+			s.Vars = map[string]string{}
+		}
+		s.Vars[subRunVar] = id
+	})
+	sub, err := e.r.run(ctx, Request{Workflow: child, Inputs: inputs, WorkDir: e.st.WorkDir, Parent: e.st.ID}, id, e.lineage)
+	return subOutcome(child, sub, vars, err)
+}
+
+// previousSubRun returns the unfinished or completed child run a resumed step left, or nil.
+func (e *execution) previousSubRun(ctx context.Context, sr *stepRun, attempt int) *state.RunState {
+	if attempt > 1 || sr.prev == nil || sr.prev.Vars[subRunVar] == "" {
+		return nil
+	}
+	sub, err := e.r.d.Store.Load(ctx, sr.prev.Vars[subRunVar])
+	if err != nil {
+		sr.log.Warn("previous sub-run not found, starting a new one", "sub_run", sr.prev.Vars[subRunVar], "err", err)
+		return nil
+	}
+	return sub
+}
+
+func (e *execution) continueSubRun(ctx context.Context, sub *state.RunState, child *workflow.Workflow) (StepOutcome, error) {
+	vars := map[string]string{subRunVar: sub.ID}
+	if sub.Status == state.Completed {
+		return StepOutcome{Output: sub.Output, Vars: vars}, nil
+	}
+	sub, err := e.r.resume(ctx, sub, child, e.lineage)
+	return subOutcome(child, sub, vars, err)
+}
+
+func subOutcome(child *workflow.Workflow, sub *state.RunState, vars map[string]string, err error) (StepOutcome, error) {
+	out := StepOutcome{Vars: vars}
+	if sub != nil {
+		out.Output = sub.Output
+	}
+	if err != nil {
+		return out, fmt.Errorf("workflow %s: %w", child.Name, err)
+	}
+	return out, nil
+}
+
+// resolveInputs coerces the rendered inputs of a workflow step. A missing or malformed input
+// is the calling workflow's mistake, so it is fault.Invalid.
+func resolveInputs(wf *workflow.Workflow, raw map[string]string) (map[string]any, error) {
+	given := make(map[string]any, len(raw))
+	for k, v := range raw {
+		given[k] = v
+	}
+	values, missing, err := wf.ResolveInputs(given)
+	if err != nil {
+		return nil, fault.New(fault.Invalid, "inputs of workflow %s: %v", wf.Name, err)
+	}
+	if len(missing) > 0 {
+		return nil, fault.New(fault.Invalid, "workflow %s: missing required input(s): %s", wf.Name, strings.Join(missing, ", "))
+	}
+	return values, nil
+}

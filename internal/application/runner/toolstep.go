@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
+)
+
+// tool runs a tool step: one call through the tool invoker, recorded in the step's
+// tool_calls before it starts (in flight) and again when it ends. An error result fails the
+// step; the call's output is the step's output and its data the step's response.
+func (e *execution) tool(ctx context.Context, sr *stepRun) (StepOutcome, error) {
+	if e.r.d.Tools == nil {
+		return StepOutcome{}, fault.New(fault.Invalid, "tool steps need a tool invoker, and none is configured")
+	}
+	ts := sr.step.Tool
+	scope := e.scope()
+	input, err := e.render(ts.Input, scope)
+	if err != nil {
+		return StepOutcome{}, fmt.Errorf("input: %w", err)
+	}
+	rendered, err := e.renderMap(ts.Args, scope, "args")
+	if err != nil {
+		return StepOutcome{}, err
+	}
+	args := make(map[string]any, len(rendered))
+	for k, v := range rendered {
+		args[k] = v
+	}
+	req := ports.ToolRequest{
+		RunID:    e.st.ID,
+		Step:     sr.step.Name,
+		CallID:   e.r.d.NewID(),
+		Name:     ts.Tool,
+		Args:     args,
+		Input:    input,
+		Provider: ts.Provider,
+		Timeout:  sr.step.Timeout,
+	}
+	res, err := e.call(ctx, sr, req)
+	switch {
+	case err != nil:
+		return StepOutcome{}, fmt.Errorf("tool %q: %w", ts.Tool, err)
+	case !res.Succeeded():
+		return StepOutcome{Output: res.Output}, fault.New(fault.Execution, "tool %q: %s", ts.Tool, res.Error)
+	}
+	return StepOutcome{Output: res.Output, Response: res.Data}, nil
+}
+
+// call invokes one tool and records the call in the step's state at its start and end.
+func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest) (tool.Result, error) {
+	idx := -1
+	_ = sr.save(ctx, func(s *state.StepState) {
+		s.ToolCalls = append(s.ToolCalls, state.ToolCallRecord{
+			ID: req.CallID, Tool: req.Name, Arguments: req.Args, InFlight: true,
+		})
+		idx = len(s.ToolCalls) - 1
+	})
+	e.emit(ports.Event{Kind: ports.ToolStarted, Step: req.Step, Tool: req.Name, CallID: req.CallID})
+	start := e.r.d.Clock.Now()
+	res, err := e.r.d.Tools.Invoke(ctx, req)
+	took := res.Duration
+	if took == 0 {
+		took = e.r.d.Clock.Now().Sub(start)
+	}
+	result := state.ToolCallResult{
+		Success:    err == nil && res.Succeeded(),
+		Output:     res.Output,
+		Error:      res.Error,
+		DurationMs: took.Milliseconds(),
+		Truncated:  res.Truncated,
+		Cached:     res.Cached,
+	}
+	if err != nil {
+		result.Error = err.Error()
+		result.Denied = fault.KindOf(err) == fault.Denied
+	}
+	_ = sr.save(ctx, func(s *state.StepState) {
+		if idx >= 0 && idx < len(s.ToolCalls) {
+			s.ToolCalls[idx].Result = &result
+			s.ToolCalls[idx].InFlight = false
+		}
+		if s.ToolStats == nil {
+			s.ToolStats = &state.ToolStats{}
+		}
+		s.ToolStats.Add(result)
+	})
+	status := "ok"
+	if !result.Success {
+		status = "error"
+	}
+	e.emit(ports.Event{Kind: ports.ToolFinished, Step: req.Step, Tool: req.Name, CallID: req.CallID,
+		Status: status, Duration: took, Message: result.Error})
+	return res, err
+}

@@ -1,0 +1,305 @@
+package templater
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// Check compiles every template and bare expression of wf (see workflow.Templates) and checks
+// the references that can be known before running: namespaces, earlier steps and their
+// fields, tool parameters, workflow and run fields. An input that is used but not declared is
+// appended to wf.Inputs as an implicit required string, with a warning (the seed workflows rely
+// on it). raw() in a command, and a model-chosen value that starts a command argument, are
+// warnings. Compiled forms stay cached for the run.
+func (t *Templater) Check(wf *workflow.Workflow) workflow.Problems {
+	c := &refChecker{t: t, wf: wf, steps: allStepNames(wf.Steps)}
+	for _, in := range wf.Inputs {
+		c.inputs = append(c.inputs, in.Name)
+	}
+	for _, ref := range wf.Templates() {
+		c.check(ref)
+	}
+	return c.probs
+}
+
+// refChecker accumulates the problems of one Check call.
+type refChecker struct {
+	t      *Templater
+	wf     *workflow.Workflow
+	inputs []string // declared inputs, implicit ones included
+	steps  []string // every step name and output_var of the workflow
+	probs  workflow.Problems
+}
+
+func (c *refChecker) check(r workflow.TemplateRef) {
+	if r.Kind == workflow.TemplateExpr {
+		prog, off, err := c.t.bare(r.Text)
+		if err != nil {
+			c.syntax(r, err)
+			return
+		}
+		c.expr(r, prog, off)
+		return
+	}
+	tt, err := c.t.text(r.Text)
+	if err != nil {
+		c.syntax(r, err)
+		return
+	}
+	for _, p := range tt.parts {
+		if p.prog != nil {
+			c.expr(r, p.prog, p.seg.start+2)
+		}
+	}
+	if r.Kind == workflow.TemplateCommand {
+		c.command(r)
+	}
+}
+
+// command checks the shell side of a command template.
+func (c *refChecker) command(r workflow.TemplateRef) {
+	ct, err := c.t.command(r.Text)
+	if err != nil {
+		c.syntax(r, err)
+		return
+	}
+	for _, h := range ct.holes {
+		switch {
+		case h.name == "":
+			c.warn(r, h.start, "", "raw() splices text into the command; the value can change its syntax")
+		case h.optionLike && r.Tool != nil && usesArgs(h.prog):
+			c.warn(r, h.start, fmt.Sprintf(`put "--" before it: %s -- ...`, h.command),
+				"{{%s}} starts an argument of %s: a value beginning with \"-\" would be read as an option", h.prog.src, h.command)
+		}
+	}
+}
+
+func usesArgs(p *program) bool {
+	for _, ch := range p.chains {
+		if ch.root == workflow.NamespaceArgs {
+			return true
+		}
+	}
+	return false
+}
+
+// expr checks the references of one compiled expression found at offset off of r.Text.
+func (c *refChecker) expr(r workflow.TemplateRef, p *program, off int) {
+	for _, ch := range p.chains {
+		c.chain(r, ch, off+ch.offset)
+	}
+}
+
+// chain checks one reference chain such as states.build.output.
+func (c *refChecker) chain(r workflow.TemplateRef, top *ref, off int) {
+	root := top.root
+	if !slices.Contains(r.Namespaces, root) {
+		if slices.Contains(workflow.AllNamespaces, root) {
+			c.errorf(r, off, availability(root), "%q is not available in %s", root, r.Field)
+			return
+		}
+		c.errorf(r, off, workflow.DidYouMean(root, r.Namespaces), "unknown name %q", root)
+		return
+	}
+	segs := staticPath(top)
+	if len(segs) < 2 {
+		return
+	}
+	name := segs[1]
+	switch root {
+	case workflow.NamespaceInputs:
+		c.input(r, name, off, refAt(top, 2).lenient)
+	case workflow.NamespaceStates:
+		c.state(r, segs, off)
+	case workflow.NamespaceArgs:
+		if r.Tool != nil && r.Kind == workflow.TemplateCommand && !hasParam(r.Tool, name) {
+			c.errorf(r, off, workflow.DidYouMean(name, paramNames(r.Tool)), "tool %q has no parameter %q", r.Tool.Name, name)
+		}
+	case workflow.NamespaceWorkflow:
+		c.field(r, off, segs, workflow.WorkflowFields)
+	case workflow.NamespaceRun:
+		c.field(r, off, segs, workflow.RunFields)
+	}
+}
+
+// input declares an undeclared input as an implicit required string, with a warning. A
+// lenient reference (inputs?.x, inputs.x ?? d) does not require the input.
+func (c *refChecker) input(r workflow.TemplateRef, name string, off int, lenient bool) {
+	if slices.Contains(c.inputs, name) || lenient {
+		return
+	}
+	hint := workflow.DidYouMean(name, c.inputs)
+	c.inputs = append(c.inputs, name)
+	pos := c.pos(r, off)
+	c.wf.Inputs = append(c.wf.Inputs, workflow.Input{
+		Name: name, Type: workflow.TypeString, Required: true, Implicit: true, Pos: pos,
+	})
+	c.probs = append(c.probs, workflow.Problem{Pos: pos, Field: r.Field, Hint: hint, Severity: workflow.SeverityWarning,
+		Msg: fmt.Sprintf("input %q is used but not declared; treated as a required string", name)})
+}
+
+func (c *refChecker) state(r workflow.TemplateRef, segs []string, off int) {
+	name := segs[1]
+	if !slices.Contains(r.Visible, name) {
+		c.errorf(r, off, c.stepHint(r, name), "step %q is not earlier in the workflow", name)
+		return
+	}
+	if len(segs) > 2 && !slices.Contains(workflow.StepStateFields, segs[2]) {
+		c.errorf(r, off, workflow.DidYouMean(segs[2], workflow.StepStateFields),
+			"states.%s has no field %q (fields: %s)", name, segs[2], strings.Join(workflow.StepStateFields, ", "))
+	}
+}
+
+// stepHint explains why a step's state cannot be read here.
+func (c *refChecker) stepHint(r workflow.TemplateRef, name string) string {
+	switch {
+	case r.Step == nil:
+		return "tools, sandbox and approval rules run within any step and cannot read step states"
+	case r.Step.Name == name || r.Step.OutputVar == name:
+		return "a step cannot read its own state"
+	case slices.Contains(c.steps, name):
+		if sibling(c.wf.Steps, r.Step, name) {
+			return fmt.Sprintf("%q runs in parallel with this step", name)
+		}
+		return fmt.Sprintf("%q runs later", name)
+	}
+	return workflow.DidYouMean(name, r.Visible)
+}
+
+func (c *refChecker) field(r workflow.TemplateRef, off int, segs, fields []string) {
+	if !slices.Contains(fields, segs[1]) {
+		c.errorf(r, off, workflow.DidYouMean(segs[1], fields), "%s has no field %q (fields: %s)", segs[0], segs[1], strings.Join(fields, ", "))
+	}
+}
+
+func (c *refChecker) syntax(r workflow.TemplateRef, err error) {
+	var se *SyntaxError
+	if errors.As(err, &se) {
+		c.errorf(r, se.Offset, "", "%s", se.Msg)
+		return
+	}
+	c.errorf(r, 0, "", "%v", err)
+}
+
+func (c *refChecker) errorf(r workflow.TemplateRef, off int, hint, format string, args ...any) {
+	c.probs = append(c.probs, workflow.Problem{Pos: c.pos(r, off), Field: r.Field, Hint: hint,
+		Msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *refChecker) warn(r workflow.TemplateRef, off int, hint, format string, args ...any) {
+	c.probs = append(c.probs, workflow.Problem{Pos: c.pos(r, off), Field: r.Field, Hint: hint,
+		Msg: fmt.Sprintf(format, args...), Severity: workflow.SeverityWarning})
+}
+
+// pos is the position of byte offset off of the value: the value's own position moved right
+// by the offset when the value is on one line. For values of several lines the loader's
+// position of the value is kept, since where their text starts depends on the YAML style.
+func (c *refChecker) pos(r workflow.TemplateRef, off int) workflow.Pos {
+	p := r.Pos
+	if p.Col > 0 && !strings.Contains(r.Text, "\n") && off > 0 && off <= len(r.Text) {
+		p.Col += utf8.RuneCountInString(r.Text[:off])
+	}
+	return p
+}
+
+// staticPath returns the longest constant path of a chain from its root: ["states", "b",
+// "output"] for states.b.output, ["states"] for states[name].output.
+func staticPath(top *ref) []string {
+	for x := top; x != nil; x = x.base {
+		if x.static {
+			return x.segs
+		}
+	}
+	return nil
+}
+
+// refAt returns the access of the chain at depth n (1 is the root name).
+func refAt(top *ref, n int) *ref {
+	for x := top; x != nil; x = x.base {
+		if x.static && len(x.segs) == n {
+			return x
+		}
+	}
+	return top
+}
+
+func availability(ns string) string {
+	switch ns {
+	case workflow.NamespaceArgs:
+		return "args exists in tool commands and approval rules"
+	case workflow.NamespaceResponse, workflow.NamespaceTurn, workflow.NamespaceTokens:
+		return ns + " exists in conversation.stop_condition"
+	case workflow.NamespaceTool:
+		return "tool exists in approval rules"
+	}
+	return ""
+}
+
+func hasParam(t *workflow.ToolSpec, name string) bool {
+	return slices.Contains(paramNames(t), name)
+}
+
+func paramNames(t *workflow.ToolSpec) []string {
+	names := make([]string, len(t.Parameters))
+	for i, p := range t.Parameters {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// allStepNames lists every step name and output_var, parallel children included.
+func allStepNames(steps []workflow.Step) []string {
+	var names []string
+	for i := range steps {
+		s := &steps[i]
+		names = append(names, s.Name)
+		if s.OutputVar != "" {
+			names = append(names, s.OutputVar)
+		}
+		if s.Parallel != nil {
+			names = append(names, allStepNames(s.Parallel.Steps)...)
+		}
+	}
+	return names
+}
+
+// sibling reports whether name is a step of the same parallel block as s.
+func sibling(steps []workflow.Step, s *workflow.Step, name string) bool {
+	for i := range steps {
+		p := steps[i].Parallel
+		if p == nil {
+			continue
+		}
+		mine, theirs := false, false
+		for j := range p.Steps {
+			child := &p.Steps[j]
+			mine = mine || contains(child, s)
+			theirs = theirs || slices.Contains(allStepNames([]workflow.Step{*child}), name)
+		}
+		if mine {
+			return theirs
+		}
+	}
+	return false
+}
+
+// contains reports whether s is step p or nested in it.
+func contains(p, s *workflow.Step) bool {
+	if p == s {
+		return true
+	}
+	if p.Parallel == nil {
+		return false
+	}
+	for i := range p.Parallel.Steps {
+		if contains(&p.Parallel.Steps[i], s) {
+			return true
+		}
+	}
+	return false
+}
