@@ -1,0 +1,201 @@
+package anthropic
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/internal/chat"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/internal/httpx"
+)
+
+// event is one streamed event's data.
+type event struct {
+	Type         string          `json:"type"`
+	Message      *response       `json:"message"`
+	Index        int             `json:"index"`
+	ContentBlock *contentBlock   `json:"content_block"`
+	Delta        *delta          `json:"delta"`
+	Usage        *usage          `json:"usage"`
+	Error        json.RawMessage `json:"error"`
+}
+
+type delta struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	PartialJSON string `json:"partial_json"`
+	StopReason  string `json:"stop_reason"`
+}
+
+// decodeStream reads a streamed message up to message_stop; a body that ends before it is
+// truncated. Once text has gone to onDelta a failure is final, so that a retry cannot show the
+// same text twice.
+func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.ChatResponse, error) {
+	s := &stream{onDelta: onDelta, firstID: firstID, blocks: map[int]*blockState{}}
+	events := httpx.NewSSE(body)
+	for {
+		ev, err := events.Next()
+		switch {
+		case err == io.EOF:
+			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before message_stop: %w", name, httpx.ErrTruncated)))
+		case errors.Is(err, httpx.ErrTruncated):
+			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before message_stop: %w", name, err)))
+		case err != nil:
+			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: read stream: %w", name, err)))
+		}
+		if len(ev.Data) == 0 {
+			continue
+		}
+		done, err := s.event(ev.Type, ev.Data)
+		if err != nil {
+			return s.fail(err)
+		}
+		if done {
+			return s.result(), nil
+		}
+	}
+}
+
+// stream assembles a message from its events.
+type stream struct {
+	onDelta func(string)
+	emitted bool
+	firstID int
+
+	model  string
+	input  int
+	output int
+	stop   string
+	blocks map[int]*blockState
+}
+
+// blockState is a content block being streamed.
+type blockState struct {
+	typ   string
+	text  strings.Builder
+	id    string
+	name  string
+	input json.RawMessage // as content_block_start gave it
+	json  strings.Builder // input_json_delta pieces
+}
+
+func (s *stream) fail(err error) (ports.ChatResponse, error) {
+	if s.emitted {
+		err = httpx.Permanent(err)
+	}
+	return ports.ChatResponse{}, err
+}
+
+// event handles one event. Its type is read from the data, and from the event: line when the
+// data does not say; unknown types are ignored, as the API's versioning policy asks.
+func (s *stream) event(typ string, data []byte) (done bool, err error) {
+	var e event
+	if err := json.Unmarshal(data, &e); err != nil {
+		return false, chat.Malformed(name, "stream event", data, err)
+	}
+	switch cmp.Or(e.Type, typ) {
+	case "message_start":
+		if e.Message != nil {
+			s.model = e.Message.Model
+			s.input, s.output = e.Message.Usage.input(), e.Message.Usage.OutputTokens
+		}
+	case "content_block_start":
+		if e.ContentBlock != nil {
+			b := &blockState{typ: e.ContentBlock.Type, id: e.ContentBlock.ID, name: e.ContentBlock.Name, input: e.ContentBlock.Input}
+			s.blocks[e.Index] = b
+			if b.typ == "text" {
+				b.text.WriteString(e.ContentBlock.Text)
+				s.emit(e.ContentBlock.Text)
+			}
+		}
+	case "content_block_delta":
+		s.delta(e.Index, e.Delta)
+	case "message_delta":
+		if e.Delta != nil && e.Delta.StopReason != "" {
+			s.stop = e.Delta.StopReason
+		}
+		if e.Usage != nil {
+			s.output = e.Usage.OutputTokens
+			if in := e.Usage.input(); in > 0 {
+				s.input = in
+			}
+		}
+	case "message_stop":
+		return true, nil
+	case "error":
+		if len(e.Error) == 0 {
+			e.Error = data
+		}
+		return false, streamError(e.Error)
+	}
+	return false, nil
+}
+
+// delta adds a text_delta or an input_json_delta to its block; other deltas (thinking,
+// signatures, citations) are not used.
+func (s *stream) delta(index int, d *delta) {
+	if d == nil {
+		return
+	}
+	b := s.blocks[index]
+	if b == nil { // a delta without its content_block_start: take the block from the delta
+		b = &blockState{typ: "text"}
+		if d.Type == "input_json_delta" {
+			b.typ = "tool_use"
+		}
+		s.blocks[index] = b
+	}
+	switch d.Type {
+	case "text_delta":
+		b.text.WriteString(d.Text)
+		s.emit(d.Text)
+	case "input_json_delta":
+		b.json.WriteString(d.PartialJSON)
+	}
+}
+
+func (s *stream) emit(t string) {
+	if t == "" || s.onDelta == nil {
+		return
+	}
+	s.emitted = true
+	s.onDelta(t)
+}
+
+func (s *stream) result() ports.ChatResponse {
+	var text strings.Builder
+	out := ports.ChatResponse{Model: s.model, Usage: tokens(s.input, s.output)}
+	for _, i := range slices.Sorted(maps.Keys(s.blocks)) {
+		b := s.blocks[i]
+		switch b.typ {
+		case "text":
+			text.WriteString(b.text.String())
+		case "tool_use":
+			id := b.id
+			if id == "" {
+				id = chat.CallID(s.firstID + len(out.ToolCalls))
+			}
+			out.ToolCalls = append(out.ToolCalls, state.CallRef{ID: id, Name: b.name, Arguments: b.arguments()})
+		}
+	}
+	out.Content = text.String()
+	out.FinishReason = finishReason(s.stop, len(out.ToolCalls) > 0)
+	return out
+}
+
+// arguments is the joined input_json_delta pieces; with none (a tool without parameters
+// streams "" or nothing), the input content_block_start carried, which is usually {}.
+func (b *blockState) arguments() string {
+	if strings.TrimSpace(b.json.String()) == "" {
+		return chat.Arguments(b.input)
+	}
+	return chat.ArgumentsText(b.json.String())
+}
