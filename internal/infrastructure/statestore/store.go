@@ -1,0 +1,394 @@
+// Package statestore keeps a run's state as a YAML file rewritten atomically at every step and
+// tool-call boundary, with large outputs in files beside it that are written only when they
+// change. It implements ports.StateStore and nothing else.
+package statestore
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+)
+
+// DefaultOutputThreshold is the size above which a step or tool call output is stored in a
+// file of its own rather than in the state file.
+const DefaultOutputThreshold = 64 << 10
+
+const (
+	stateExt = ".yaml"
+	maxIDLen = 200
+)
+
+// Store keeps runs in a directory: <dir>/<run-id>.yaml, and <dir>/<run-id>/ for large outputs.
+// Files are created with mode 0600 and directories with mode 0700, the directory itself on the
+// first Save.
+//
+// A Store is safe for concurrent use; Saves of one run are serialised. It assumes it is the
+// only writer of the runs it saves: a run continued by another process must be loaded first
+// (as resume does), so that the store knows which output files the state file refers to.
+type Store struct {
+	dir       string
+	threshold int
+
+	mu   sync.Mutex
+	runs map[string]*runEntry
+
+	beforeRestore func() // a test hook: runs between reading a state file and its outputs
+}
+
+var _ ports.StateStore = (*Store)(nil)
+
+// runEntry serialises the Saves and Loads of one run and remembers the output files its
+// committed state file refers to.
+type runEntry struct {
+	mu    sync.Mutex
+	blobs map[string]blob
+	enc   runEncoder
+	swept bool // leftovers of crashed processes have been deleted
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithOutputThreshold sets the size in bytes above which an output is stored beside the state
+// file; the default is DefaultOutputThreshold. A negative n is taken as 0.
+func WithOutputThreshold(n int) Option {
+	return func(s *Store) { s.threshold = max(n, 0) }
+}
+
+// New returns a store that keeps runs in dir, which need not exist yet. An empty dir is a
+// fault.Usage error.
+func New(dir string, opts ...Option) (*Store, error) {
+	if dir == "" {
+		return nil, fault.New(fault.Usage, "state directory is empty")
+	}
+	s := &Store{dir: filepath.Clean(dir), threshold: DefaultOutputThreshold, runs: map[string]*runEntry{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// Dir returns the directory the store keeps runs in.
+func (s *Store) Dir() string { return s.dir }
+
+// Path returns the state file of run id, whether or not it exists.
+func (s *Store) Path(id string) string { return filepath.Join(s.dir, id+stateExt) }
+
+// entry returns the lock and record of run id, creating them on first use.
+func (s *Store) entry(id string) *runEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.runs[id]
+	if !ok {
+		e = &runEntry{blobs: map[string]blob{}}
+		s.runs[id] = e
+	}
+	return e
+}
+
+// CheckID reports whether id can name a run: 1 to 200 ASCII letters, digits, '.', '_' or '-',
+// not starting with '.'. Any other id is a fault.Usage error, so that no id can name a file
+// outside the store's directory.
+func CheckID(id string) error {
+	switch {
+	case id == "":
+		return fault.New(fault.Usage, "empty run id")
+	case len(id) > maxIDLen:
+		return fault.New(fault.Usage, "run id %.20q... is longer than %d bytes", id, maxIDLen)
+	case id[0] == '.':
+		return fault.New(fault.Usage, "run id %q starts with '.'", id)
+	}
+	for i := range len(id) {
+		c := id[i]
+		if !safeByte(c) && c != '.' {
+			return fault.New(fault.Usage, "run id %q: only letters, digits, '.', '_' and '-' are allowed", id)
+		}
+	}
+	return nil
+}
+
+// Save writes the run's state file atomically, after the large outputs that changed since the
+// last Save. It reads run but never modifies it; the caller must not modify it during Save.
+func (s *Store) Save(ctx context.Context, run *state.RunState) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if run == nil {
+		return fault.New(fault.System, "save: nil run")
+	}
+	if err := CheckID(run.ID); err != nil {
+		return fmt.Errorf("save run: %w", err)
+	}
+	e := s.entry(run.ID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := s.save(run, e); err != nil {
+		return fmt.Errorf("save run %s: %w", run.ID, err)
+	}
+	return nil
+}
+
+func (s *Store) save(run *state.RunState, e *runEntry) error {
+	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}}
+	doc, err := e.enc.encode(x.run(run))
+	if err != nil {
+		return fmt.Errorf("encode: %w", err)
+	}
+	if err := ensureDir(s.dir); err != nil {
+		return err
+	}
+	if len(x.writes) > 0 {
+		runDir := filepath.Join(s.dir, run.ID)
+		if err := ensureDir(runDir); err != nil {
+			return err
+		}
+		for _, w := range x.writes {
+			if err := writeAtomic(runDir, w.name, w.content); err != nil {
+				return err
+			}
+		}
+		if err := syncDir(runDir); err != nil {
+			return err
+		}
+	}
+	if err := writeAtomic(s.dir, run.ID+stateExt, doc...); err != nil {
+		return err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return err
+	}
+	s.commit(run, e, x.next)
+	return nil
+}
+
+// commit records the output files the new state file refers to and deletes those it no
+// longer does. A file that cannot be deleted is left behind: nothing refers to it.
+func (s *Store) commit(run *state.RunState, e *runEntry, next map[string]blob) {
+	referenced := make(map[string]bool, len(next))
+	for _, b := range next {
+		referenced[b.file] = true
+	}
+	for _, b := range e.blobs {
+		if !referenced[b.file] {
+			_ = removeIfExists(filepath.Join(s.dir, filepath.FromSlash(b.file)))
+		}
+	}
+	if len(next) == 0 && len(e.blobs) > 0 {
+		_ = os.Remove(filepath.Join(s.dir, run.ID)) // fails, as it should, if not empty
+	}
+	if run.FinishedAt != nil { // keep no copies of a finished run's outputs
+		for k, b := range next {
+			next[k] = b.forget()
+		}
+		e.enc.forget()
+	}
+	e.blobs = next
+	if !e.swept {
+		e.swept = true
+		s.sweep(run.ID, referenced)
+	}
+}
+
+// sweep deletes what crashes of earlier processes left of a run: temporary files, and output
+// files that the state file no longer refers to because the process died before deleting
+// them. It runs once per run and Store, after a commit, so the state file on disk is this
+// store's. A temporary file is recognised by its exact name, so no other run's is touched.
+func (s *Store) sweep(id string, referenced map[string]bool) {
+	if entries, err := os.ReadDir(s.dir); err == nil {
+		for _, de := range entries {
+			if isTempOf(de.Name(), id+stateExt) {
+				_ = os.Remove(filepath.Join(s.dir, de.Name()))
+			}
+		}
+	}
+	runDir := filepath.Join(s.dir, id)
+	entries, err := os.ReadDir(runDir)
+	if err != nil {
+		return
+	}
+	for _, de := range entries {
+		if !de.IsDir() && !referenced[id+"/"+de.Name()] {
+			_ = os.Remove(filepath.Join(runDir, de.Name()))
+		}
+	}
+	if len(referenced) == 0 {
+		_ = os.Remove(runDir)
+	}
+}
+
+// errStale says that a state file referred to an output file that a Save by another Store
+// (another process, in life) replaced meanwhile; loading again reads the newer state. Within
+// one Store, Load and Save of a run hold the same lock.
+var errStale = errors.New("state file changed while it was read")
+
+// maxLoadAttempts bounds the reads of a state file that keeps changing under Load. Outputs
+// change rarely (a step's output is usually written once), so one retry nearly always does.
+const maxLoadAttempts = 4
+
+// Load reads run id with its large outputs. An unknown id is a fault.Usage error; a state file
+// that does not parse, or refers to a missing output file, is an error naming the file.
+func (s *Store) Load(ctx context.Context, id string) (*state.RunState, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckID(id); err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	e := s.entry(id)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for range maxLoadAttempts - 1 {
+		rs, err := s.load(id, e)
+		if !errors.Is(err, errStale) {
+			return rs, err
+		}
+	}
+	return s.load(id, e)
+}
+
+func (s *Store) load(id string, e *runEntry) (*state.RunState, error) {
+	p := s.Path(id)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fault.New(fault.Usage, "no run %q in %s", id, s.dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: %w", id, err)
+	}
+	rs, err := decodeRun(data)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", p, err)
+	}
+	if rs.ID != id {
+		return nil, fmt.Errorf("load %s: the file holds run %q", p, rs.ID)
+	}
+	if s.beforeRestore != nil {
+		s.beforeRestore()
+	}
+	r := &restorer{dir: s.dir, runID: id, blobs: map[string]blob{}}
+	if err := r.run(rs); err != nil {
+		if now, rerr := os.ReadFile(p); rerr == nil && !bytes.Equal(now, data) {
+			return nil, fmt.Errorf("load %s: %w (%v)", p, errStale, err)
+		}
+		return nil, fmt.Errorf("load %s: %w", p, err)
+	}
+	e.blobs = r.blobs
+	return rs, nil
+}
+
+// summaryDoc is the part of a state file that List reads.
+type summaryDoc struct {
+	ID         string       `yaml:"id"`
+	Workflow   string       `yaml:"workflow"`
+	Status     state.Status `yaml:"status"`
+	StartedAt  time.Time    `yaml:"started_at"`
+	FinishedAt *time.Time   `yaml:"finished_at"`
+	Error      string       `yaml:"error"`
+}
+
+// List returns a summary of every run, newest first by StartedAt (ties by id). It reads state
+// files only, never output files. A state file that cannot be read or parsed does not stop it:
+// it is listed with the id from its name, no status, a zero StartedAt (so it sorts last) and
+// an Error saying what is wrong with it, so that `awf history` shows it rather than dying or
+// hiding it. The error is non-nil only when the directory cannot be read; a missing directory
+// is an empty list.
+func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var out []ports.RunSummary
+	for _, de := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		name := de.Name()
+		id, ok := strings.CutSuffix(name, stateExt)
+		if !ok || de.IsDir() || CheckID(id) != nil {
+			continue
+		}
+		out = append(out, s.summary(id))
+	}
+	slices.SortFunc(out, func(a, b ports.RunSummary) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// summary reads one state file for List.
+func (s *Store) summary(id string) ports.RunSummary {
+	p := s.Path(id)
+	sum := ports.RunSummary{ID: id, StateFile: p}
+	doc, err := readSummary(p)
+	switch {
+	case err != nil:
+		sum.Error = fmt.Sprintf("unreadable state file %s: %v", p, err)
+	case doc.ID != id:
+		sum.Error = fmt.Sprintf("state file %s holds run %q", p, doc.ID)
+	default:
+		sum.Workflow, sum.Status, sum.Error = doc.Workflow, doc.Status, doc.Error
+		sum.StartedAt, sum.FinishedAt = doc.StartedAt, doc.FinishedAt
+	}
+	return sum
+}
+
+// statesKey starts the steps' records in a state file. Every field List needs is written
+// before it (RunState's field order; a test checks), so List reads and parses only the head of
+// each file and its cost does not grow with the number of steps.
+const statesKey = "states:"
+
+// readSummary parses the head of a state file, up to the line that starts the steps.
+func readSummary(path string) (summaryDoc, error) {
+	var doc summaryDoc
+	f, err := os.Open(path)
+	if err != nil {
+		return doc, err
+	}
+	defer f.Close()
+	var head bytes.Buffer
+	r := bufio.NewReader(f)
+	lineStart := true
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if lineStart && bytes.HasPrefix(chunk, []byte(statesKey)) {
+			break
+		}
+		head.Write(chunk)
+		lineStart = err == nil
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return doc, err
+		}
+	}
+	if err := yaml.Unmarshal(head.Bytes(), &doc); err != nil {
+		return doc, fmt.Errorf("%s", yaml.FormatError(err, false, false))
+	}
+	return doc, nil
+}
