@@ -1,0 +1,42 @@
+# awf - build, test, benchmark. `make help` lists the targets.
+GO      ?= go
+BIN     ?= bin/awf
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/awf-dev/awf/cmd/awf/internal/cli.Version=$(VERSION)
+FUZZTIME ?= 10s
+
+.PHONY: help build test test-short race bench bench-process fuzz lint fmt docs clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## build bin/awf
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awf
+
+test: ## run every test with the race detector (what CI runs)
+	$(GO) test -race -count=1 ./...
+
+test-short: ## skip the slow end-to-end tests
+	$(GO) test -short ./...
+
+bench: ## in-process benchmarks of every package
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+bench-process: ## whole-process figures: 50-step workflow, validate, 10 MB output
+	./scripts/bench-process.sh
+
+fuzz: ## run each fuzz target for FUZZTIME
+	./scripts/fuzz.sh $(FUZZTIME)
+
+lint: ## vet and formatting
+	$(GO) vet ./...
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+fmt: ## format the code
+	gofmt -w .
+
+docs: ## regenerate docs/cli-reference.md from the command tree
+	UPDATE_GOLDEN=1 $(GO) test ./cmd/awf/internal/cli -run TestReferenceIsCurrent
+
+clean:
+	rm -rf bin

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Whole-process benchmarks: they run the real binary. `make bench-process` runs them.
+
+func writeSteps(b *testing.B, n int, command string) string {
+	b.Helper()
+	var sb strings.Builder
+	sb.WriteString("name: bench\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&sb, "  - {name: s%02d, type: shell, command: %q}\n", i, command)
+	}
+	dir := b.TempDir()
+	path := filepath.Join(dir, "bench.yaml")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+func runBin(b *testing.B, dir string, args ...string) *os.ProcessState {
+	b.Helper()
+	cmd := exec.Command(awfBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("awf %v: %v\n%s", args, err, out)
+	}
+	return cmd.ProcessState
+}
+
+// BenchmarkProcessRun50Steps reports the whole-process cost per step of a 50-step workflow of
+// `true` commands (each step spawns the shell helper), and the same for /bin/true (an external
+// program spawned from the helper).
+func BenchmarkProcessRun50Steps(b *testing.B) {
+	for _, command := range []string{"true", "/bin/true"} {
+		b.Run(strings.TrimPrefix(command, "/bin/"), func(b *testing.B) {
+			path := writeSteps(b, 50, command)
+			dir := filepath.Dir(path)
+			b.ResetTimer()
+			for b.Loop() {
+				runBin(b, dir, "run", path, "--quiet")
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/50, "µs/step")
+		})
+	}
+}
+
+// BenchmarkProcessBareSpawn is the floor: spawning `sh -c true` 50 times from Go.
+func BenchmarkProcessBareSpawn(b *testing.B) {
+	for b.Loop() {
+		for range 50 {
+			if err := exec.Command("sh", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/50, "µs/step")
+}
+
+// BenchmarkProcessValidate50Steps is `awf validate` of a 50-step workflow, whole process.
+func BenchmarkProcessValidate50Steps(b *testing.B) {
+	path := writeSteps(b, 50, "echo {{run.id}}")
+	for b.Loop() {
+		runBin(b, filepath.Dir(path), "validate", path)
+	}
+}
+
+// BenchmarkProcessPeakMemory10MB reports awf's peak RSS running a workflow whose first step
+// outputs 10 MB that the second step's command uses.
+func BenchmarkProcessPeakMemory10MB(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "e2e", "big.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	path := filepath.Join(dir, "big.yaml")
+	os.WriteFile(path, data, 0o644)
+	var peak int64
+	for b.Loop() {
+		ps := runBin(b, dir, "run", path, "--quiet")
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, ru.Maxrss) // KiB
+		}
+	}
+	b.ReportMetric(float64(peak)/1024, "peak-MiB")
+	b.ReportMetric(float64(peak)/1024/10, "x-payload")
+}

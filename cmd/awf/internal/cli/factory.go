@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/config"
+	"github.com/awf-dev/awf/internal/infrastructure/loader"
+	"github.com/awf-dev/awf/internal/infrastructure/process"
+	"github.com/awf-dev/awf/internal/infrastructure/statestore"
+	"github.com/awf-dev/awf/internal/infrastructure/templater"
+)
+
+// newFactory wires the real adapters. Every constructor is lazy and built at most once.
+func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []string) *cmdutil.Factory {
+	f := &cmdutil.Factory{IO: ios, Version: Version, Getenv: getenv, Environ: environ, Flags: &cmdutil.GlobalFlags{}}
+	f.Config = sync.OnceValues(func() (config.Config, error) { return loadConfig(f) })
+	f.Log = sync.OnceValue(func() *slog.Logger { return newLogger(f) })
+	f.Loader = sync.OnceValue(func() ports.WorkflowLoader { return loader.New() })
+	f.Templater = sync.OnceValue(func() ports.Templater { return templater.New() })
+	f.Store = sync.OnceValues(func() (ports.StateStore, error) {
+		cfg, err := f.Config()
+		if err != nil {
+			return nil, err
+		}
+		return statestore.New(cfg.StateDir)
+	})
+	f.Runner = func(events ports.Events) (*runner.Runner, error) {
+		store, err := f.Store()
+		if err != nil {
+			return nil, err
+		}
+		return runner.New(runner.Deps{
+			Store:     store,
+			Templater: f.Templater(),
+			Process:   process.New(process.Config{}),
+			Loader:    f.Loader(),
+			Events:    events,
+			Clock:     ports.ClockFunc(nowFunc),
+			NewID:     func() string { return uuid.NewString() },
+			Environ:   environ,
+			Stat:      os.Stat,
+			Log:       f.Log(),
+		})
+	}
+	return f
+}
+
+// loadConfig resolves flags > environment > project file > user file > defaults.
+func loadConfig(f *cmdutil.Factory) (config.Config, error) {
+	flags := config.Layer{Source: "flag"}
+	changed := f.Flags.Changed
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	set := func(dst **string, name, v string) {
+		if changed(name) {
+			*dst = &v
+		}
+	}
+	set(&flags.StateDir, "state-dir", f.Flags.StateDir)
+	set(&flags.LogLevel, "log-level", f.Flags.LogLevel)
+	set(&flags.LogFormat, "log-format", f.Flags.LogFormat)
+	project, err := config.FromFile(filepath.Join(".awf", "config.yaml"))
+	if err != nil {
+		return config.Config{}, err
+	}
+	layers := []config.Layer{flags, config.FromEnv(f.Getenv), project}
+	if path := config.UserFile(f.Getenv); path != "" {
+		user, err := config.FromFile(path)
+		if err != nil {
+			return config.Config{}, err
+		}
+		layers = append(layers, user)
+	}
+	return config.Resolve(append(layers, config.Defaults())...), nil
+}
+
+// newLogger builds the diagnostics logger: stderr or --log-file, text or json, warn by
+// default. A bad level or format falls back to the defaults with a warning on stderr.
+func newLogger(f *cmdutil.Factory) *slog.Logger {
+	cfg, err := f.Config()
+	if err != nil {
+		cfg = config.Resolve(config.Defaults())
+	}
+	var w io.Writer = f.IO.ErrOut
+	if f.Flags.LogFile != "" {
+		file, err := os.OpenFile(f.Flags.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintf(f.IO.ErrOut, "warning: log file: %v\n", err)
+		} else {
+			w = file // closed by process exit
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "warning: log level %q: want debug, info, warn or error\n", cfg.LogLevel)
+		level = slog.LevelWarn
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.LogFormat, "json") {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// nowFunc is the wall clock, the one place the CLI reads it for the runner.
+var nowFunc = time.Now

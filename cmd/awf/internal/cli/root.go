@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/resume"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/scaffold"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/status"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/validate"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/internal/domain/fault"
+)
+
+// NewCmdRoot returns the awf command tree.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "awf",
+		Short: "Run YAML workflows in which AI agents call tools under the engine's control",
+		Long: `awf runs declarative YAML workflows: shell commands, tool calls and agent steps in
+which a model asks for tools. The engine validates, sandboxes, approves, runs and records every
+call: a YAML state file per run and an append-only audit log.`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			f.Flags.Changed = func(name string) bool {
+				fl := cmd.Flags().Lookup(name)
+				return fl != nil && fl.Changed
+			}
+			f.IO.SetQuiet(f.Flags.Quiet)
+			switch f.Flags.NonInteractive {
+			case "", "deny", "fail":
+			default:
+				return fault.New(fault.Usage, "--non-interactive=%s: want deny or fail", f.Flags.NonInteractive)
+			}
+			f.IO.SetNeverPrompt(f.Flags.NonInteractive != "" || f.Getenv("CI") != "")
+			return nil
+		},
+	}
+	root.SetVersionTemplate("awf {{.Version}}\n")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fault.Wrap(fault.Usage, err)
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.Flags.StateDir, "state-dir", "", "directory of run state files (default .awf/runs, env AWF_STATE_DIR)")
+	pf.StringVar(&f.Flags.LogLevel, "log-level", "", "log level: debug, info, warn, error (default warn)")
+	pf.StringVar(&f.Flags.LogFormat, "log-format", "", "log format: text or json")
+	pf.StringVar(&f.Flags.LogFile, "log-file", "", "write logs to `FILE` instead of stderr")
+	pf.BoolVarP(&f.Flags.Quiet, "quiet", "q", false, "no progress output; only warnings, failures and data")
+	pf.StringVar(&f.Flags.NonInteractive, "non-interactive", "", "never prompt; calls needing approval are denied (deny) or end the run (fail); implied when CI is set")
+	pf.Lookup("non-interactive").NoOptDefVal = "deny"
+
+	root.AddCommand(
+		run.NewCmdRun(f, nil),
+		validate.NewCmdValidate(f, nil),
+		list.NewCmdList(f, nil),
+		status.NewCmdStatus(f, nil),
+		history.NewCmdHistory(f, nil),
+		resume.NewCmdResume(f, nil),
+		scaffold.NewCmdInit(f, nil),
+	)
+	root.InitDefaultCompletionCmd()
+	return root
+}

@@ -1,0 +1,161 @@
+// Package run implements `awf run`: compile a workflow, resolve its inputs, run it (or print
+// its plan with --dry-run) and report the result.
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
+	"github.com/awf-dev/awf/internal/application/compile"
+	"github.com/awf-dev/awf/internal/application/plan"
+	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// Options are everything `awf run` needs.
+type Options struct {
+	IO        *iostreams.IOStreams
+	Factory   *cmdutil.Factory
+	File      string
+	Inputs    []string
+	InputFile string
+	DryRun    bool
+	Output    cmdutil.Format
+}
+
+// NewCmdRun returns `awf run`. runF replaces the run function in flag tests.
+func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "run WORKFLOW",
+		Short: "Run a workflow",
+		Long: `Run a workflow file. Inputs come from --input NAME=VALUE (repeatable) and
+--input-file FILE.yaml; missing required inputs are asked for on a terminal and are an error
+elsewhere. Progress goes to stderr; the workflow's output (or, with --output json, one JSON
+object with run_id, status, state_file and output) goes to stdout.`,
+		Example: `  awf run workflows/hello.yaml --input name=world
+  awf run autonomous-coding.yaml --input feature="add a --verbose flag" --output json
+  awf run deploy.yaml --dry-run`,
+		Args: cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if runF == nil {
+				runF = runRun
+			}
+			return runF(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringArrayVarP(&opts.Inputs, "input", "i", nil, "workflow input `NAME=VALUE` (repeatable)")
+	cmd.Flags().StringVar(&opts.InputFile, "input-file", "", "YAML `FILE` mapping input names to values")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan with every template that can be resolved; run nothing")
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runRun(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	res, err := compile.File(f.Loader(), f.Templater(), opts.File)
+	if err != nil {
+		return err
+	}
+	PrintWarnings(opts.IO, res.Warnings)
+	wf := res.Workflow
+	given, err := GivenInputs(opts.Inputs, opts.InputFile)
+	if err != nil {
+		return err
+	}
+	values, err := ResolveInputs(opts.IO, wf, given)
+	if err != nil {
+		return err
+	}
+	if opts.DryRun {
+		p := plan.Build(f.Templater(), wf, values, f.Environ)
+		if opts.Output.JSON() {
+			return cmdutil.WriteJSON(opts.IO.Out, p)
+		}
+		return plan.Write(opts.IO.Out, p)
+	}
+	workDir, err := os.Getwd()
+	if err != nil {
+		return fault.Wrap(fault.System, err)
+	}
+	progress := render.New(opts.IO, time.Now)
+	defer progress.Close()
+	r, err := f.Runner(progress)
+	if err != nil {
+		return err
+	}
+	run, err := r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir})
+	progress.Close()
+	store, _ := f.Store()
+	return Report(opts.IO, opts.Output, store, run, err)
+}
+
+// Result is the JSON object `awf run` and `awf resume` print.
+type Result struct {
+	RunID      string                  `json:"run_id"`
+	Workflow   string                  `json:"workflow"`
+	Status     state.Status            `json:"status"`
+	StateFile  string                  `json:"state_file"`
+	Output     string                  `json:"output"`
+	Error      string                  `json:"error,omitempty"`
+	DurationMs int64                   `json:"duration_ms"`
+	Steps      map[string]state.Status `json:"steps"`
+}
+
+// Report prints a finished (or failed) run: the output on stdout and a summary on stderr, or
+// the JSON result. It returns runErr so the exit code reflects the run.
+func Report(ios *iostreams.IOStreams, format cmdutil.Format, store ports.StateStore, run *state.RunState, runErr error) error {
+	if run == nil {
+		return runErr
+	}
+	res := Result{RunID: run.ID, Workflow: run.Workflow, Status: run.Status, Output: run.Output,
+		Error: run.Error, Steps: map[string]state.Status{}}
+	if store != nil {
+		res.StateFile = store.Path(run.ID)
+	}
+	if run.FinishedAt != nil {
+		res.DurationMs = run.FinishedAt.Sub(run.StartedAt).Milliseconds()
+	}
+	for name, s := range run.States {
+		res.Steps[name] = s.Status
+	}
+	if format.JSON() {
+		if err := cmdutil.WriteJSON(ios.Out, res); err != nil {
+			return err
+		}
+		return runErr
+	}
+	if run.Output != "" {
+		fmt.Fprintln(ios.Out, trimNewline(run.Output))
+	}
+	if !ios.Quiet() || runErr != nil {
+		fmt.Fprintf(ios.ErrOut, "run %s %s in %s; state: %s\n", run.ID, run.Status,
+			time.Duration(res.DurationMs)*time.Millisecond, res.StateFile)
+	}
+	return runErr
+}
+
+// PrintWarnings writes load and compile warnings to stderr.
+func PrintWarnings(ios *iostreams.IOStreams, warnings workflow.Problems) {
+	for _, w := range warnings {
+		fmt.Fprintln(ios.ErrOut, w.String())
+	}
+}
+
+func trimNewline(s string) string {
+	if n := len(s); n > 0 && s[n-1] == '\n' {
+		return s[:n-1]
+	}
+	return s
+}

@@ -1,0 +1,142 @@
+// Package validate implements `awf validate`: load, validate and compile workflow files and
+// report every problem with its position, without running anything.
+package validate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/application/compile"
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// Options are everything `awf validate` needs.
+type Options struct {
+	IO      *iostreams.IOStreams
+	Factory *cmdutil.Factory
+	Files   []string
+	Output  cmdutil.Format
+}
+
+// NewCmdValidate returns `awf validate`.
+func NewCmdValidate(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "validate WORKFLOW...",
+		Short: "Check workflow files without running them",
+		Long: `Load, validate and compile each workflow: unknown keys, bad types, duplicate step
+names, references to steps that are not earlier, template syntax. Every problem is reported
+with file:line:column; warnings (such as inputs used but not declared) do not fail.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fault.New(fault.Usage, "need at least one workflow file: awf validate WORKFLOW...")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			if runF == nil {
+				runF = runValidate
+			}
+			return runF(cmd.Context(), opts)
+		},
+	}
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// FileResult is one file's outcome in JSON output.
+type FileResult struct {
+	File     string    `json:"file"`
+	Valid    bool      `json:"valid"`
+	Workflow string    `json:"workflow,omitempty"`
+	Errors   []Finding `json:"errors"`
+	Warnings []Finding `json:"warnings"`
+}
+
+// Finding is one problem in JSON output.
+type Finding struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+func runValidate(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	var results []FileResult
+	var firstErr error
+	for _, file := range opts.Files {
+		res, err := compile.File(f.Loader(), f.Templater(), file)
+		fr := FileResult{File: file, Valid: err == nil, Errors: []Finding{}, Warnings: findings(res.Warnings)}
+		if res.Workflow != nil {
+			fr.Workflow = res.Workflow.Name
+		}
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			if ps := compile.Problems(err); ps != nil {
+				fr.Errors = findings(ps)
+			} else {
+				fr.Errors = []Finding{{File: file, Message: err.Error()}}
+			}
+		}
+		results = append(results, fr)
+		if !opts.Output.JSON() {
+			printText(opts.IO, fr, res.Warnings, err)
+		}
+	}
+	if opts.Output.JSON() {
+		if err := cmdutil.WriteJSON(opts.IO.Out, map[string]any{"files": results}); err != nil {
+			return err
+		}
+	}
+	if firstErr != nil {
+		// Already printed in full; the exit code carries the kind.
+		return silent{firstErr, len(opts.Files)}
+	}
+	return nil
+}
+
+func printText(ios *iostreams.IOStreams, fr FileResult, warnings workflow.Problems, err error) {
+	for _, w := range warnings {
+		fmt.Fprintln(ios.ErrOut, w.String())
+	}
+	if err != nil {
+		fmt.Fprintln(ios.ErrOut, err.Error())
+		return
+	}
+	fmt.Fprintf(ios.Out, "%s: ok (workflow %s)\n", fr.File, fr.Workflow)
+}
+
+func findings(ps workflow.Problems) []Finding {
+	out := make([]Finding, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, Finding{File: p.Pos.File, Line: p.Pos.Line, Column: p.Pos.Col, Field: p.Field, Message: p.Msg, Hint: p.Hint})
+	}
+	return out
+}
+
+// silent carries the first error's kind for the exit code with a short message, since the
+// problems were already printed.
+type silent struct {
+	err   error
+	files int
+}
+
+func (s silent) Error() string {
+	if s.files == 1 {
+		return "workflow is invalid"
+	}
+	return "some workflows are invalid"
+}
+
+func (s silent) Unwrap() error { return s.err }

@@ -1,0 +1,41 @@
+package cmdutil
+
+import (
+	"log/slog"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/config"
+)
+
+// Factory builds what commands need, lazily: `awf --version` reads no config and
+// `awf validate` starts no runner. The cli package fills it; tests replace fields.
+type Factory struct {
+	IO      *iostreams.IOStreams
+	Version string
+	Getenv  func(string) string
+	Environ []string
+	// Flags are the global flags, filled before any command runs.
+	Flags *GlobalFlags
+
+	Config    func() (config.Config, error)
+	Log       func() *slog.Logger
+	Loader    func() ports.WorkflowLoader
+	Templater func() ports.Templater
+	Store     func() (ports.StateStore, error)
+	// Runner builds a runner that reports to events.
+	Runner func(events ports.Events) (*runner.Runner, error)
+}
+
+// GlobalFlags are the flags every command accepts. Changed records which were given, so that
+// only those form the highest configuration layer.
+type GlobalFlags struct {
+	StateDir       string
+	LogLevel       string
+	LogFormat      string
+	LogFile        string
+	Quiet          bool
+	NonInteractive string // "", "deny" or "fail"
+	Changed        func(name string) bool
+}

@@ -1,0 +1,209 @@
+// Package render shows a run to people: live progress on a terminal (current step, elapsed
+// time, tool calls with their meta summary), plain lines elsewhere, nothing but warnings and
+// failures under --quiet. It implements ports.Events; it never writes to stdout.
+package render
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/domain/ports"
+)
+
+// Progress renders events to the people's stream. Safe for concurrent use; call Close when
+// the run ends to stop the live line.
+type Progress struct {
+	w     io.Writer
+	live  bool
+	quiet bool
+	color bool
+	now   func() time.Time
+
+	mu      sync.Mutex
+	running map[string]time.Time // step -> start, in start order below
+	order   []string
+	current string // the live line's text, for redraws
+	stop    chan struct{}
+	done    sync.WaitGroup
+}
+
+// New returns a renderer for ios. now is the clock used for elapsed times on the live line.
+func New(ios *iostreams.IOStreams, now func() time.Time) *Progress {
+	p := &Progress{
+		w: ios.ErrOut, live: ios.ShowProgress(), quiet: ios.Quiet(), color: ios.ColorEnabled(),
+		now: now, running: map[string]time.Time{}, stop: make(chan struct{}),
+	}
+	if p.live {
+		p.done.Add(1)
+		go p.tick()
+	}
+	return p
+}
+
+var _ ports.Events = (*Progress)(nil)
+
+// Emit renders one event.
+func (p *Progress) Emit(e ports.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e.Kind {
+	case ports.StepStarted:
+		p.running[e.Step] = p.now()
+		p.order = append(p.order, e.Step)
+		if !p.live {
+			p.line("%s: started", e.Step)
+		}
+	case ports.StepFinished:
+		delete(p.running, e.Step)
+		p.order = remove(p.order, e.Step)
+		p.finished(e)
+	case ports.StepRetrying:
+		p.line("%s: attempt %d failed: %s; retrying", e.Step, e.Attempt, e.Message)
+	case ports.ToolStarted:
+		if !p.live {
+			p.line("%s: tool %s %s", e.Step, e.Tool, e.Meta)
+		}
+	case ports.ToolFinished:
+		p.toolFinished(e)
+	case ports.Warning:
+		p.always("warning: %s", e.Message)
+	case ports.ModelResponse:
+		if e.Message != "" && !p.quiet && !p.live {
+			p.line("%s: model: %s", e.Step, firstLine(e.Message, 120))
+		}
+	}
+	p.redraw()
+}
+
+func (p *Progress) finished(e ports.Event) {
+	d := e.Duration.Round(time.Millisecond)
+	switch e.Status {
+	case "completed":
+		p.line("%s %s (%s)", p.mark("✓", "32"), e.Step, d)
+	case "skipped":
+		p.line("%s %s skipped", p.mark("-", "90"), e.Step)
+	default:
+		msg := e.Status
+		if e.Message != "" {
+			msg += ": " + firstLine(e.Message, 200)
+		}
+		p.always("%s %s %s (%s)", p.mark("✗", "31"), e.Step, msg, d)
+	}
+}
+
+func (p *Progress) toolFinished(e ports.Event) {
+	if p.quiet {
+		return
+	}
+	status := e.Status
+	if e.Message != "" && status != "ok" {
+		status += ": " + firstLine(e.Message, 120)
+	}
+	p.line("  %s %s %s (%s) %s", p.mark("→", "36"), e.Tool, e.Meta, e.Duration.Round(time.Millisecond), status)
+}
+
+// line prints a permanent line unless quiet.
+func (p *Progress) line(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	p.always(format, args...)
+}
+
+// always prints a permanent line, clearing the live line first.
+func (p *Progress) always(format string, args ...any) {
+	if p.live && p.current != "" {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.current = ""
+	}
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+func (p *Progress) mark(s, code string) string {
+	if !p.color {
+		return s
+	}
+	return "\033[" + code + "m" + s + "\033[0m"
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// redraw rewrites the live line: the running steps with their elapsed time.
+func (p *Progress) redraw() {
+	if !p.live {
+		return
+	}
+	if len(p.order) == 0 {
+		if p.current != "" {
+			fmt.Fprint(p.w, "\r\033[K")
+			p.current = ""
+		}
+		return
+	}
+	now := p.now()
+	parts := make([]string, 0, len(p.order))
+	for _, s := range p.order {
+		parts = append(parts, fmt.Sprintf("%s %s", s, now.Sub(p.running[s]).Truncate(100*time.Millisecond)))
+	}
+	frame := spinner[int(now.UnixMilli()/100)%len(spinner)]
+	p.current = frame + " " + strings.Join(parts, ", ")
+	fmt.Fprint(p.w, "\r\033[K"+p.current)
+}
+
+func (p *Progress) tick() {
+	defer p.done.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.redraw()
+			p.mu.Unlock()
+		}
+	}
+}
+
+// Close stops the live line and clears it.
+func (p *Progress) Close() {
+	p.mu.Lock()
+	select {
+	case <-p.stop:
+		p.mu.Unlock()
+		return
+	default:
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	p.done.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.order = nil
+	p.redraw()
+}
+
+func remove(list []string, s string) []string {
+	for i, v := range list {
+		if v == s {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,62 @@
+package awf_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/awf-dev/awf/internal/application/compile"
+	"github.com/awf-dev/awf/internal/infrastructure/loader"
+	"github.com/awf-dev/awf/internal/infrastructure/templater"
+)
+
+var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+
+// TestDocsExamplesCompile loads every ```yaml block of docs/ that is a whole workflow (starts
+// with "name:") and every workflow under workflows/, so the documentation cannot drift from
+// the loader.
+func TestDocsExamplesCompile(t *testing.T) {
+	docs, _ := filepath.Glob("docs/*.md")
+	docs = append(docs, "README.md")
+	l, tp := loader.New(), templater.New()
+	n := 0
+	for _, doc := range docs {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range yamlBlock.FindAllStringSubmatch(string(data), -1) {
+			if !strings.HasPrefix(m[1], "name:") {
+				continue
+			}
+			n++
+			path := filepath.Join(t.TempDir(), strings.ReplaceAll(doc, "/", "_")+"-"+string(rune('a'+i))+".yaml")
+			if err := os.WriteFile(path, []byte(m[1]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := compile.File(l, tp, path); err != nil {
+				t.Errorf("%s, yaml block %d:\n%v", doc, i+1, err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no workflow examples found in docs/")
+	}
+}
+
+func TestExampleWorkflowsCompile(t *testing.T) {
+	files, _ := filepath.Glob("workflows/*.yaml")
+	more, _ := filepath.Glob("workflows/lib/*.yaml")
+	files = append(files, more...)
+	if len(files) == 0 {
+		t.Fatal("no workflows")
+	}
+	l, tp := loader.New(), templater.New()
+	for _, f := range files {
+		if _, err := compile.File(l, tp, f); err != nil {
+			t.Errorf("%s:\n%v", f, err)
+		}
+	}
+}
