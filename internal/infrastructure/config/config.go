@@ -1,0 +1,157 @@
+// Package config resolves awf's settings from their layers: flags, then AWF_* environment
+// variables, then the project file (.awf/config.yaml), then the user file
+// ($XDG_CONFIG_HOME/awf/config.yaml), then defaults. Each layer is read into a Layer of
+// pointers (nil = not set there); Resolve takes the first value set and remembers its source.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+)
+
+// Layer is what one source says. Nil fields are not set by that source.
+type Layer struct {
+	Source    string                    `yaml:"-"`
+	StateDir  *string                   `yaml:"state_dir"`
+	AuditLog  *string                   `yaml:"audit_log"`
+	LogLevel  *string                   `yaml:"log_level"`
+	LogFormat *string                   `yaml:"log_format"`
+	Provider  *string                   `yaml:"provider"`
+	Model     *string                   `yaml:"model"`
+	Providers map[string]ProviderConfig `yaml:"providers"`
+}
+
+// ProviderConfig is a named provider as config files declare it. API keys are never stored
+// here: APIKeyEnv names the environment variable that holds the key.
+type ProviderConfig struct {
+	Type      string         `yaml:"type"`
+	BaseURL   string         `yaml:"base_url"`
+	Model     string         `yaml:"model"`
+	APIKeyEnv string         `yaml:"api_key_env"`
+	Command   string         `yaml:"command"`
+	Args      []string       `yaml:"args"`
+	Options   map[string]any `yaml:"options"`
+}
+
+// Config is the resolved configuration.
+type Config struct {
+	StateDir  string
+	AuditLog  string
+	LogLevel  string
+	LogFormat string
+	Provider  string
+	Model     string
+	// Providers merges every layer's providers; a name defined in a higher layer wins whole.
+	Providers map[string]ProviderConfig
+	// Sources maps each setting to the layer it came from ("state_dir" -> "env AWF_STATE_DIR").
+	Sources map[string]string
+}
+
+// Defaults is the lowest layer.
+func Defaults() Layer {
+	return Layer{
+		Source:    "default",
+		StateDir:  ptr(filepath.Join(".awf", "runs")),
+		AuditLog:  ptr(filepath.Join(".awf", "audit.jsonl")),
+		LogLevel:  ptr("warn"),
+		LogFormat: ptr("text"),
+	}
+}
+
+// FromEnv reads AWF_STATE_DIR, AWF_AUDIT_LOG, AWF_LOG_LEVEL, AWF_LOG_FORMAT, AWF_PROVIDER and
+// AWF_MODEL.
+func FromEnv(getenv func(string) string) Layer {
+	l := Layer{Source: "env"}
+	set := func(dst **string, key string) {
+		if v := getenv(key); v != "" {
+			*dst = ptr(v)
+		}
+	}
+	set(&l.StateDir, "AWF_STATE_DIR")
+	set(&l.AuditLog, "AWF_AUDIT_LOG")
+	set(&l.LogLevel, "AWF_LOG_LEVEL")
+	set(&l.LogFormat, "AWF_LOG_FORMAT")
+	set(&l.Provider, "AWF_PROVIDER")
+	set(&l.Model, "AWF_MODEL")
+	return l
+}
+
+// FromFile reads a config file. A missing file is an empty layer; unknown keys are errors.
+func FromFile(path string) (Layer, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Layer{Source: path}, nil
+	}
+	if err != nil {
+		return Layer{}, fault.Wrap(fault.Usage, fmt.Errorf("read config: %w", err))
+	}
+	var l Layer
+	if len(bytes.TrimSpace(data)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
+		if err := dec.Decode(&l); err != nil {
+			return Layer{}, fault.New(fault.Usage, "config %s: %s", path, yaml.FormatError(err, false, false))
+		}
+	}
+	l.Source = path
+	return l, nil
+}
+
+// UserFile returns the user config path: $XDG_CONFIG_HOME/awf/config.yaml, else
+// $HOME/.config/awf/config.yaml.
+func UserFile(getenv func(string) string) string {
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "awf", "config.yaml")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "awf", "config.yaml")
+	}
+	return ""
+}
+
+// Resolve merges layers, highest precedence first.
+func Resolve(layers ...Layer) Config {
+	c := Config{Sources: map[string]string{}, Providers: map[string]ProviderConfig{}}
+	pick := func(dst *string, key string, get func(Layer) *string) {
+		for _, l := range layers {
+			if v := get(l); v != nil {
+				*dst = *v
+				c.Sources[key] = l.Source
+				return
+			}
+		}
+	}
+	pick(&c.StateDir, "state_dir", func(l Layer) *string { return l.StateDir })
+	pick(&c.AuditLog, "audit_log", func(l Layer) *string { return l.AuditLog })
+	pick(&c.LogLevel, "log_level", func(l Layer) *string { return l.LogLevel })
+	pick(&c.LogFormat, "log_format", func(l Layer) *string { return l.LogFormat })
+	pick(&c.Provider, "provider", func(l Layer) *string { return l.Provider })
+	pick(&c.Model, "model", func(l Layer) *string { return l.Model })
+	for i := len(layers) - 1; i >= 0; i-- {
+		for name, p := range layers[i].Providers {
+			c.Providers[name] = p
+			c.Sources["providers."+name] = layers[i].Source
+		}
+	}
+	return c
+}
+
+// Describe lists each setting with its source, for --debug.
+func (c Config) Describe() []string {
+	var out []string
+	for k, src := range c.Sources {
+		out = append(out, fmt.Sprintf("%s from %s", k, src))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,197 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"golang.org/x/sys/unix"
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// HelperArg is argv[1] of the helper process: the awf executable re-run to interpret one script.
+const HelperArg = "__awf-exec"
+
+const (
+	requestFD = 3
+	statusFD  = 4
+
+	// helperFailedExit is the helper's exit status when it fails before the script runs. The
+	// parent does not rely on it: the status pipe says what happened.
+	helperFailedExit = 125
+	// parseErrorExit is the status of a script that does not parse, as sh gives.
+	parseErrorExit = 2
+)
+
+// IsHelper reports whether args (os.Args) start the helper process. main calls it first thing,
+// before any flag parsing or configuration:
+//
+//	if process.IsHelper(os.Args) {
+//		os.Exit(process.HelperMain())
+//	}
+func IsHelper(args []string) bool {
+	return len(args) > 1 && args[1] == HelperArg
+}
+
+// HelperMain runs the helper with the default HelperConfig and returns its exit status: the
+// script's, or 125 when the helper itself failed (and told the parent why on fd 4).
+func HelperMain() int {
+	return HelperConfig{}.Main()
+}
+
+// HelperConfig holds the hooks of the helper process, which is where the sandbox lives: Setup
+// for what must happen in the process before any script code runs (namespaces, no_new_privs,
+// Landlock, seccomp, rlimits, dropping to another uid), ExecMiddlewares for what must check
+// every command the interpreter is about to execute (the exec guard). The zero value runs the
+// script with no hooks.
+type HelperConfig struct {
+	// Setup runs in order after the request is read and before the script is parsed. An
+	// error stops the helper: nothing of the script runs, and the parent's Run returns the
+	// error with its fault kind (System when unclassified), so a missing sandbox layer fails
+	// closed with the hook's own message.
+	Setup []func(req *Request) error
+	// ExecMiddlewares wrap the interpreter's handler for external commands, the first
+	// outermost (see interp.ExecHandlers); the innermost is interp.DefaultExecHandler. An
+	// error that carries a fault kind (such as a fault.Denied refusal) stops the script and
+	// is returned by the parent's Run with that kind; an interp.ExitStatus is the command's
+	// status, as usual.
+	ExecMiddlewares []func(next interp.ExecHandlerFunc) interp.ExecHandlerFunc
+}
+
+// Main runs the helper: it reads the request from fd 3, applies Setup, tells the parent it is
+// ready on fd 4, then interprets the script with stdin, stdout and stderr as given, and returns
+// the script's exit status. It must run in a fresh process started by Runner.Run.
+func (c HelperConfig) Main() int {
+	// Commands the script runs must not inherit the wire (the parent reads fd 4 to EOF), nor
+	// any descriptor awf itself inherited without close-on-exec.
+	if unix.CloseRange(requestFD, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) != nil {
+		syscall.CloseOnExec(requestFD) // kernels before 5.11
+		syscall.CloseOnExec(statusFD)
+	}
+	status := os.NewFile(statusFD, "awf-status")
+
+	req, err := readRequest(os.NewFile(requestFD, "awf-request"))
+	if err != nil {
+		return c.fail(status, fmt.Errorf("process helper: read request: %w", err))
+	}
+	if req.Dir, err = os.Getwd(); err != nil {
+		return c.fail(status, fmt.Errorf("process helper: working directory: %w", err))
+	}
+	for _, setup := range c.Setup {
+		if err := setup(req); err != nil {
+			return c.fail(status, err)
+		}
+	}
+	if _, err := status.Write(appendStatus(nil, statusReady, nil)); err != nil {
+		fmt.Fprintf(os.Stderr, "awf: process helper: report ready: %v\n", err)
+		return helperFailedExit
+	}
+	return c.run(req, status)
+}
+
+// fail reports err to the parent and returns the helper's failure status.
+func (c HelperConfig) fail(status *os.File, err error) int {
+	if _, werr := status.Write(failureRecord(err)); werr != nil {
+		fmt.Fprintf(os.Stderr, "awf: %v\n", err)
+	}
+	return helperFailedExit
+}
+
+// run parses and interprets the script.
+func (c HelperConfig) run(req *Request, status *os.File) int {
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Script), "script")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		return parseErrorExit
+	}
+	opts := []interp.RunnerOption{
+		interp.Env(newEnviron(req.Env, req.Vars)),
+		interp.Dir(req.Dir),
+		interp.StdIO(os.Stdin, os.Stdout, os.Stderr),
+	}
+	if len(c.ExecMiddlewares) > 0 {
+		opts = append(opts, interp.ExecHandlers(c.ExecMiddlewares...))
+	}
+	runner, err := interp.New(opts...)
+	if err != nil {
+		return c.fail(status, fmt.Errorf("process helper: start interpreter: %w", err))
+	}
+	return c.exitStatus(status, runner.Run(context.Background(), file))
+}
+
+// exitStatus turns the interpreter's result into the helper's exit status. A fatal error with
+// a fault kind goes to the parent on the status pipe; any other is printed like a shell would.
+func (c HelperConfig) exitStatus(status *os.File, err error) int {
+	if err == nil {
+		return 0
+	}
+	if es, ok := errors.AsType[interp.ExitStatus](err); ok {
+		return int(es)
+	}
+	if _, ok := errors.AsType[interface {
+		error
+		FaultKind() fault.Kind
+	}](err); ok {
+		return c.fail(status, err)
+	}
+	fmt.Fprintf(os.Stderr, "awf: %v\n", err)
+	return 1
+}
+
+// environ is the interpreter's starting environment: the exported entries, and the request's
+// variables, which are set but not exported. A variable shadows an entry of the same name.
+type environ struct {
+	names []string // exported names, first occurrence order
+	env   map[string]string
+	vars  map[string]string
+}
+
+func newEnviron(entries []string, vars map[string]string) *environ {
+	e := &environ{env: make(map[string]string, len(entries)), vars: vars}
+	for _, kv := range entries {
+		name, value, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		if _, seen := e.env[name]; !seen {
+			e.names = append(e.names, name)
+		}
+		e.env[name] = value
+	}
+	return e
+}
+
+// Get implements expand.Environ.
+func (e *environ) Get(name string) expand.Variable {
+	if v, ok := e.vars[name]; ok {
+		return expand.Variable{Set: true, Kind: expand.String, Str: v}
+	}
+	if v, ok := e.env[name]; ok {
+		return expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: v}
+	}
+	return expand.Variable{}
+}
+
+// Each implements expand.Environ.
+func (e *environ) Each(f func(name string, vr expand.Variable) bool) {
+	for _, name := range e.names {
+		if _, shadowed := e.vars[name]; shadowed {
+			continue
+		}
+		if !f(name, expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: e.env[name]}) {
+			return
+		}
+	}
+	for name, v := range e.vars {
+		if !f(name, expand.Variable{Set: true, Kind: expand.String, Str: v}) {
+			return
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package process
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// headBuffer keeps the first limit bytes written to it and drops the rest, calling onOverflow
+// once, at the first byte it drops. Write never fails, so the reader feeding it keeps draining
+// the pipe and the writers on the other side never block. Not safe for concurrent use.
+type headBuffer struct {
+	limit      int64
+	buf        []byte
+	total      int64
+	onOverflow func()
+}
+
+func (h *headBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := h.limit - int64(len(h.buf)); room > 0 {
+		k := int(min(int64(len(p)), room))
+		h.grow(k)
+		h.buf = append(h.buf, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) > 0 && h.total <= h.limit && h.onOverflow != nil {
+		h.onOverflow()
+	}
+	h.total += int64(n)
+	return n, nil
+}
+
+// grow makes room for k more bytes by doubling, never past the limit: append's own growth is
+// 1.25x for large slices, which copies a 10 MB output some twenty times.
+func (h *headBuffer) grow(k int) {
+	if cap(h.buf)-len(h.buf) >= k {
+		return
+	}
+	size := max(2*cap(h.buf), len(h.buf)+k, 512)
+	size = int(min(int64(size), h.limit))
+	buf := make([]byte, len(h.buf), size)
+	copy(buf, h.buf)
+	h.buf = buf
+}
+
+// Truncated reports whether bytes were dropped.
+func (h *headBuffer) Truncated() bool { return h.total > h.limit }
+
+// String returns the kept bytes: one copy, after which the buffer is garbage.
+func (h *headBuffer) String() string { return string(h.buf) }
+
+// headTail keeps the first and the last half of its limit and counts what it drops between
+// them: a failing command's first error and its final message are both worth keeping, while a
+// flood in the middle is not. It never signals overflow: a chatty stderr is no reason to kill a
+// script. Not safe for concurrent use.
+type headTail struct {
+	limit int64
+	head  []byte
+	tail  []byte // grows to tailCap, then is a ring whose oldest byte is at pos
+	pos   int
+	total int64
+}
+
+func (h *headTail) headCap() int { return int(h.limit / 2) }
+func (h *headTail) tailCap() int { return int(h.limit) - h.headCap() }
+
+func (h *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	h.total += int64(n)
+	if room := h.headCap() - len(h.head); room > 0 {
+		k := min(len(p), room)
+		h.head = append(h.head, p[:k]...)
+		p = p[k:]
+	}
+	tc := h.tailCap()
+	if tc == 0 {
+		return n, nil
+	}
+	if room := tc - len(h.tail); room > 0 {
+		k := min(len(p), room)
+		h.tail = append(h.tail, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) >= tc {
+		copy(h.tail, p[len(p)-tc:])
+		h.pos = 0
+		return n, nil
+	}
+	for len(p) > 0 {
+		k := copy(h.tail[h.pos:], p)
+		p = p[k:]
+		h.pos = (h.pos + k) % tc
+	}
+	return n, nil
+}
+
+// String returns head and tail; when bytes were dropped between them, a line says how many.
+func (h *headTail) String() string {
+	dropped := h.total - int64(len(h.head)) - int64(len(h.tail))
+	if dropped == 0 {
+		return string(h.head) + string(h.tail[h.pos:]) + string(h.tail[:h.pos])
+	}
+	mark := fmt.Sprintf("\n[awf: %d bytes of stderr left out]\n", dropped)
+	return string(h.head) + mark + string(h.tail[h.pos:]) + string(h.tail[:h.pos])
+}
+
+// readBufs holds the scratch buffers that pipe readers use; 64 KiB is a default pipe's capacity.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// drain copies f into w until EOF, a read error (a deadline) or a closed file.
+func drain(f *os.File, w io.Writer) {
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
+}

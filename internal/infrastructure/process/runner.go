@@ -1,0 +1,384 @@
+// Package process runs the shell scripts of awf (shell steps; later shell and custom command
+// tools). Run re-executes awf itself as a helper in a process group of its own; the helper
+// interprets the script with mvdan.cc/sh and exits with the script's status (helper.go). The
+// parent side (runner.go) feeds it, captures its output under caps, and kills the whole group
+// on timeout, cancellation, output overflow and when the script ends. It implements
+// ports.ProcessRunner and does not enforce a sandbox policy yet.
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"golang.org/x/sys/unix"
+)
+
+// Defaults of Config.
+const (
+	DefaultOutputLimit  = 64 << 20
+	DefaultStderrLimit  = 1 << 20
+	DefaultDrainTimeout = time.Second
+)
+
+// Config sets up a Runner. The zero value is usable: every field has a default.
+type Config struct {
+	// HelperPath is the executable re-run as the helper; "" means os.Executable(), which is
+	// awf itself (or the test binary in tests).
+	HelperPath string
+	// HelperArgs are the helper's arguments after argv[0]; nil means {HelperArg}.
+	HelperArgs []string
+	// OutputLimit caps the stdout kept per run when the request sets none; 0 means
+	// DefaultOutputLimit (64 MiB).
+	OutputLimit int64
+	// StderrLimit caps the stderr kept per run; 0 means DefaultStderrLimit (1 MiB). Its first
+	// and last halves are kept, with a line counting what was left out between them.
+	StderrLimit int64
+	// BaseEnv is the environment of requests whose BaseEnv is nil; nil means MinimalEnv().
+	BaseEnv []string
+	// DrainTimeout bounds how long Run keeps reading output once the script has ended and its
+	// process group has been killed. Only a process that left the group (setsid) can still
+	// hold the pipes then; 0 means DefaultDrainTimeout (1s).
+	DrainTimeout time.Duration
+}
+
+// Runner runs scripts through the helper process. It is safe for concurrent use: each Run has
+// its own process, pipes and buffers.
+type Runner struct {
+	cfg    Config
+	exeErr error // from os.Executable, reported by Run
+
+	onStart func(pid int) // tests: the helper's pid, which is its process group id
+}
+
+var _ ports.ProcessRunner = (*Runner)(nil)
+
+// New returns a Runner with cfg's defaults filled in. It does not fail: when awf cannot find
+// its own executable, every Run returns that error (kind fault.System).
+func New(cfg Config) *Runner {
+	r := &Runner{cfg: cfg}
+	if r.cfg.HelperPath == "" {
+		r.cfg.HelperPath, r.exeErr = os.Executable()
+	}
+	if r.cfg.HelperArgs == nil {
+		r.cfg.HelperArgs = []string{HelperArg}
+	}
+	if r.cfg.OutputLimit <= 0 {
+		r.cfg.OutputLimit = DefaultOutputLimit
+	}
+	if r.cfg.StderrLimit <= 0 {
+		r.cfg.StderrLimit = DefaultStderrLimit
+	}
+	if r.cfg.BaseEnv == nil {
+		r.cfg.BaseEnv = MinimalEnv()
+	}
+	if r.cfg.DrainTimeout <= 0 {
+		r.cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	return r
+}
+
+// Run runs req.Script in the helper and waits for it and for everything it started.
+//
+// A non-zero exit is a result, not an error; a script that does not parse exits 2 with the
+// parse error on stderr. When the script ends, whatever it left running in its process group
+// (background jobs, nohup) is killed. Stdout beyond the output limit kills the group too: the
+// result then has Truncated set, the kept head of stdout, an ExitCode of 137 (a signal n gives
+// 128+n, as in a shell) and no error.
+//
+// A timeout or a cancelled ctx kills the group and returns the partial result with an error of
+// kind fault.Execution ("timed out after 1s", "interrupted") that wraps the context's error.
+// A missing Dir is fault.Execution, a bad Env or Vars name fault.Invalid, a helper failure
+// fault.System or the kind the helper's Setup hook gave. req.Policy is not enforced yet.
+func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.ProcessResult, error) {
+	start := time.Now()
+	wreq, err := r.prepare(req)
+	if err != nil {
+		return ports.ProcessResult{}, err
+	}
+	if ctx.Err() != nil {
+		return ports.ProcessResult{ExitCode: -1}, stopError(ctx, 0)
+	}
+	runCtx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+
+	limit := req.OutputLimit
+	if limit <= 0 {
+		limit = r.cfg.OutputLimit
+	}
+	p, err := r.start(req.Dir, req.Stdin, wreq, limit)
+	if err != nil {
+		return ports.ProcessResult{}, err
+	}
+	if r.onStart != nil {
+		r.onStart(p.pid)
+	}
+	stop := context.AfterFunc(runCtx, p.kill)
+	defer stop()
+
+	state, waitErr := p.wait()
+	stopped := runCtx.Err() != nil
+	status := p.finish(r.cfg.DrainTimeout)
+
+	res := p.result(state, start)
+	switch {
+	case stopped:
+		return res, stopError(runCtx, req.Timeout)
+	case waitErr != nil:
+		return res, fault.Wrap(fault.System, fmt.Errorf("wait for process helper: %w", waitErr))
+	}
+	return res, r.helperError(status, res)
+}
+
+// prepare checks the request and builds what goes on the wire.
+func (r *Runner) prepare(req ports.ProcessRequest) (*Request, error) {
+	if r.exeErr != nil {
+		return nil, fault.Wrap(fault.System, fmt.Errorf("find the awf executable to run scripts: %w", r.exeErr))
+	}
+	if err := checkVars(req.Vars); err != nil {
+		return nil, err
+	}
+	base := req.BaseEnv
+	if base == nil {
+		base = r.cfg.BaseEnv
+	}
+	env, err := mergeEnv(base, req.Env)
+	if err != nil {
+		return nil, err
+	}
+	if req.Dir != "" {
+		fi, err := os.Stat(req.Dir)
+		if err != nil {
+			return nil, fault.New(fault.Execution, "working directory: %w", err)
+		}
+		if !fi.IsDir() {
+			return nil, fault.New(fault.Execution, "working directory %s: not a directory", req.Dir)
+		}
+	}
+	return &Request{Script: req.Script, Env: env, Vars: req.Vars}, nil
+}
+
+// errTimedOut is the cause of a context ended by the request's own timeout.
+var errTimedOut = errors.New("process timeout")
+
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, d, errTimedOut)
+}
+
+// stoppedError says why a run was stopped and wraps the context's error, so that errors.Is
+// sees context.Canceled or context.DeadlineExceeded.
+type stoppedError struct {
+	msg   string
+	cause error
+}
+
+func (e *stoppedError) Error() string { return e.msg }
+func (e *stoppedError) Unwrap() error { return e.cause }
+
+func stopError(ctx context.Context, timeout time.Duration) error {
+	cause := context.Cause(ctx)
+	msg := "interrupted"
+	switch {
+	case errors.Is(cause, errTimedOut):
+		msg = "timed out after " + timeout.String()
+	case errors.Is(cause, context.DeadlineExceeded):
+		msg = "timed out"
+	}
+	return fault.Wrap(fault.Execution, &stoppedError{msg: msg, cause: ctx.Err()})
+}
+
+// helperError turns the status records into Run's error: a failure the helper reported, or
+// none at all, which means the executable did not act as a helper.
+func (r *Runner) helperError(data []byte, res ports.ProcessResult) error {
+	st, err := parseStatus(data)
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("process helper status: %w", err))
+	}
+	if st.err != nil {
+		return st.err
+	}
+	if !st.ready {
+		msg := fmt.Sprintf("process helper %s %s did not run the script (does main call process.HelperMain first?): exit status %d",
+			r.cfg.HelperPath, strings.Join(r.cfg.HelperArgs, " "), res.ExitCode)
+		if first, _, _ := strings.Cut(res.Stderr, "\n"); first != "" {
+			msg += ": " + first
+		}
+		return fault.New(fault.System, "%s", msg)
+	}
+	return nil
+}
+
+// proc is one running helper with the parent's ends of its pipes.
+type proc struct {
+	cmd *exec.Cmd
+	pid int // also the process group id (Setpgid)
+
+	mu     sync.Mutex
+	reaped bool // the helper's pid may be reused: never signal its group again
+
+	reqW, inW, outR, errR, statusR *os.File
+	io                             sync.WaitGroup // request and stdin writers, output readers
+	out                            headBuffer
+	errOut                         headTail
+}
+
+// start creates the pipes, starts the helper in its own process group, and starts the
+// goroutines that feed and drain it.
+func (r *Runner) start(dir, stdin string, wreq *Request, limit int64) (*proc, error) {
+	var (
+		opened []*os.File
+		err    error
+	)
+	pipe := func() (rd, wr *os.File) {
+		if err == nil {
+			if rd, wr, err = os.Pipe(); err == nil {
+				opened = append(opened, rd, wr)
+			}
+		}
+		return rd, wr
+	}
+	reqR, reqW := pipe()
+	statusR, statusW := pipe()
+	outR, outW := pipe()
+	errR, errW := pipe()
+	var inR, inW *os.File
+	if stdin != "" {
+		inR, inW = pipe()
+	}
+	if err != nil {
+		closeAll(opened)
+		return nil, fault.Wrap(fault.System, fmt.Errorf("create pipes for the process helper: %w", err))
+	}
+
+	cmd := exec.Command(r.cfg.HelperPath, r.cfg.HelperArgs...)
+	cmd.Env = helperEnv()
+	cmd.Dir = dir
+	if inR != nil {
+		cmd.Stdin = inR
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.ExtraFiles = []*os.File{reqR, statusW} // fds 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	closeAll([]*os.File{reqR, statusW, outW, errW, inR}) // the helper has its copies
+	if err != nil {
+		closeAll([]*os.File{reqW, statusR, outR, errR, inW})
+		return nil, fault.Wrap(fault.System, fmt.Errorf("start process helper: %w", err))
+	}
+
+	p := &proc{cmd: cmd, pid: cmd.Process.Pid, reqW: reqW, inW: inW, outR: outR, errR: errR, statusR: statusR}
+	p.out = headBuffer{limit: limit, onOverflow: p.kill}
+	p.errOut = headTail{limit: r.cfg.StderrLimit}
+	// The writers close their pipe when done: the helper reads the request to EOF, and the
+	// script sees the end of its input. A write error shows as a helper failure (request) or
+	// is a script that did not read all its input (stdin).
+	p.goIO(func() { writeRequest(reqW, wreq); reqW.Close() })
+	if inW != nil {
+		p.goIO(func() { io.WriteString(inW, stdin); inW.Close() })
+	}
+	p.goIO(func() { drain(outR, &p.out) })
+	p.goIO(func() { drain(errR, &p.errOut) })
+	return p, nil
+}
+
+func (p *proc) goIO(f func()) {
+	p.io.Add(1)
+	go func() {
+		defer p.io.Done()
+		f()
+	}()
+}
+
+// kill sends SIGKILL to the helper's whole process group, unless the helper has been reaped.
+func (p *proc) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped {
+		syscall.Kill(-p.pid, syscall.SIGKILL)
+	}
+}
+
+// wait waits for the helper to exit, kills what is left of its group while the helper's
+// unreaped pid still pins the group id, then reaps it.
+func (p *proc) wait() (*os.ProcessState, error) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	p.mu.Lock()
+	syscall.Kill(-p.pid, syscall.SIGKILL)
+	p.reaped = true
+	p.mu.Unlock()
+
+	err := p.cmd.Wait()
+	if _, ok := errors.AsType[*exec.ExitError](err); ok {
+		err = nil
+	}
+	return p.cmd.ProcessState, err
+}
+
+// finish waits for the feeding and draining goroutines, at most drainTimeout for a pipe still
+// held open by a process outside the group, then reads the status records and closes every
+// pipe.
+func (p *proc) finish(drainTimeout time.Duration) []byte {
+	deadline := time.Now().Add(drainTimeout)
+	for _, f := range []*os.File{p.reqW, p.inW} {
+		if f != nil {
+			f.SetWriteDeadline(deadline) // an error if the writer has closed it: nothing to do
+		}
+	}
+	for _, f := range []*os.File{p.outR, p.errR, p.statusR} {
+		f.SetReadDeadline(deadline)
+	}
+	// Only the helper, now dead, held the status pipe: read it before waiting out the
+	// deadline on the output pipes.
+	status, _ := io.ReadAll(io.LimitReader(p.statusR, 2*maxStatusMsg))
+	p.io.Wait()
+	closeAll([]*os.File{p.outR, p.errR, p.statusR})
+	return status
+}
+
+// result collects what the run produced; the output buffers become strings here, once.
+func (p *proc) result(state *os.ProcessState, start time.Time) ports.ProcessResult {
+	return ports.ProcessResult{
+		Stdout:    p.out.String(),
+		Stderr:    p.errOut.String(),
+		ExitCode:  exitCode(state),
+		Truncated: p.out.Truncated(),
+		Duration:  time.Since(start),
+	}
+}
+
+// exitCode is the helper's exit status, or 128+n when signal n killed it.
+func exitCode(state *os.ProcessState) int {
+	if state == nil {
+		return -1
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return state.ExitCode()
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}

@@ -1,0 +1,299 @@
+package process
+
+// The wire between Run (the parent) and the helper (the same executable, re-run with HelperArg).
+//
+// Nothing the script needs travels through argv or the environment of the helper: both are
+// limited to 128 KiB per string by the kernel, and a bound value may be far larger. The helper's
+// own environment is empty (GOCOVERDIR excepted), so the Go runtime in it is not tuned by the
+// script's variables and /proc/<helper>/environ shows nothing.
+//
+// Request, parent to helper, on fd 3 (a pipe the parent closes once written):
+//
+//	"AWFX" 0x01                     magic and version
+//	frames, each: tag byte, uvarint n, n bytes of payload
+//	  'S'  the script source                    exactly once
+//	  'E'  one exported variable, "NAME=VALUE"   any number, in order; a later NAME wins
+//	  'V'  one shell variable, not exported:     any number
+//	       uvarint len(NAME), NAME, VALUE (the rest of the payload)
+//	  '.'  end of request, n = 0                  exactly once, last; EOF follows
+//
+// A frame larger than maxFrame, an unknown tag or a missing frame is a protocol error: the
+// helper refuses to run anything. New fields (the sandbox policy) get new tags.
+//
+// Status, helper to parent, on fd 4 (close-on-exec in the helper, so only the helper holds it):
+//
+//	'R' n=0                 the helper is set up and about to parse and run the script
+//	'F' n, kind byte, msg   the helper failed (bad request, a Setup hook, a classified error
+//	                        from an exec middleware); kind is a fault.Kind, msg at most
+//	                        maxStatusMsg bytes. The helper exits right after.
+//
+// The parent reads fd 4 once the helper has exited. No 'R' and no 'F' means the executable did
+// not act as a helper at all (main does not call HelperMain first).
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+)
+
+const (
+	wireMagic = "AWFX\x01"
+
+	tagScript = 'S'
+	tagEnv    = 'E'
+	tagVar    = 'V'
+	tagEnd    = '.'
+
+	statusReady  = 'R'
+	statusFailed = 'F'
+
+	// maxFrame bounds one frame, so a corrupt length cannot make the helper allocate without
+	// limit.
+	maxFrame = 1 << 30
+	// maxStatusMsg bounds a failure message, so the helper never blocks on a full status pipe.
+	maxStatusMsg = 4 << 10
+
+	wireBuffer = 64 << 10
+)
+
+// Request is a script as the helper receives it. Setup hooks may read it and change it.
+type Request struct {
+	// Script is the shell source (bash dialect).
+	Script string
+	// Env holds the exported variables, "NAME=VALUE", in order; a later NAME wins.
+	Env []string
+	// Vars are shell variables, not exported to commands unless the script exports them.
+	Vars map[string]string
+	// Dir is the helper's working directory, where the script starts. It is not on the wire:
+	// the parent starts the helper in it.
+	Dir string
+}
+
+// writeRequest encodes req to w. Vars are written in name order, so the stream is deterministic.
+func writeRequest(w io.Writer, req *Request) error {
+	bw := bufio.NewWriterSize(w, wireBuffer)
+	bw.WriteString(wireMagic)
+	writeFrame(bw, tagScript, req.Script)
+	for _, kv := range req.Env {
+		writeFrame(bw, tagEnv, kv)
+	}
+	names := make([]string, 0, len(req.Vars))
+	for name := range req.Vars {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var head [binary.MaxVarintLen64]byte
+	for _, name := range names {
+		value := req.Vars[name]
+		prefix := binary.AppendUvarint(head[:0], uint64(len(name)))
+		bw.WriteByte(tagVar)
+		writeUvarint(bw, len(prefix)+len(name)+len(value))
+		bw.Write(prefix)
+		bw.WriteString(name)
+		bw.WriteString(value)
+	}
+	writeFrame(bw, tagEnd, "")
+	return bw.Flush() // bufio keeps the first error; Flush reports it
+}
+
+func writeFrame(bw *bufio.Writer, tag byte, payload string) {
+	bw.WriteByte(tag)
+	writeUvarint(bw, len(payload))
+	bw.WriteString(payload)
+}
+
+func writeUvarint(bw *bufio.Writer, n int) {
+	var b [binary.MaxVarintLen64]byte
+	bw.Write(binary.AppendUvarint(b[:0], uint64(n)))
+}
+
+// readRequest decodes a request written by writeRequest and checks that nothing follows it.
+func readRequest(r io.Reader) (*Request, error) {
+	br := bufio.NewReaderSize(r, wireBuffer)
+	magic := make([]byte, len(wireMagic))
+	if _, err := io.ReadFull(br, magic); err != nil {
+		return nil, fmt.Errorf("read magic: %w", err)
+	}
+	if string(magic) != wireMagic {
+		return nil, fmt.Errorf("bad magic %q: not an awf process request", magic)
+	}
+	req := &Request{Vars: map[string]string{}}
+	sawScript := false
+	for {
+		tag, n, err := readFrameHeader(br)
+		if err != nil {
+			return nil, err
+		}
+		switch tag {
+		case tagEnd:
+			if n != 0 {
+				return nil, fmt.Errorf("end frame with %d bytes of payload", n)
+			}
+			if !sawScript {
+				return nil, errors.New("request without a script")
+			}
+			switch _, err := br.ReadByte(); err {
+			case io.EOF:
+				return req, nil
+			case nil:
+				return nil, errors.New("data after the end of the request")
+			default:
+				return nil, fmt.Errorf("read after the end of the request: %w", err)
+			}
+		case tagScript:
+			if sawScript {
+				return nil, errors.New("two scripts in one request")
+			}
+			sawScript = true
+			if req.Script, err = readPayload(br, n); err != nil {
+				return nil, fmt.Errorf("read script: %w", err)
+			}
+		case tagEnv:
+			kv, err := readPayload(br, n)
+			if err != nil {
+				return nil, fmt.Errorf("read environment entry: %w", err)
+			}
+			req.Env = append(req.Env, kv)
+		case tagVar:
+			if err := readVar(br, n, req.Vars); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("unknown frame tag %q", tag)
+		}
+	}
+}
+
+func readFrameHeader(br *bufio.Reader) (byte, int, error) {
+	tag, err := br.ReadByte()
+	if err != nil {
+		return 0, 0, fmt.Errorf("read frame tag: %w", noEOF(err))
+	}
+	n, err := binary.ReadUvarint(br)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read frame length: %w", noEOF(err))
+	}
+	if n > maxFrame {
+		return 0, 0, fmt.Errorf("frame %q of %d bytes is over the limit of %d", tag, n, maxFrame)
+	}
+	return tag, int(n), nil
+}
+
+func readVar(br *bufio.Reader, n int, vars map[string]string) error {
+	cr := countingReader{r: br}
+	nameLen, err := binary.ReadUvarint(&cr)
+	if err != nil {
+		return fmt.Errorf("read variable name length: %w", noEOF(err))
+	}
+	used := cr.n
+	if used > n || nameLen > uint64(n-used) {
+		return fmt.Errorf("variable frame of %d bytes cannot hold a name of %d", n, nameLen)
+	}
+	name, err := readPayload(br, int(nameLen))
+	if err != nil {
+		return fmt.Errorf("read variable name: %w", err)
+	}
+	value, err := readPayload(br, n-used-int(nameLen))
+	if err != nil {
+		return fmt.Errorf("read variable %s: %w", name, err)
+	}
+	vars[name] = value
+	return nil
+}
+
+// countingReader counts the bytes a uvarint took.
+type countingReader struct {
+	r *bufio.Reader
+	n int
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
+}
+
+// readPayload reads exactly n bytes into a string, copying each byte once: from bufio's buffer
+// straight into the string's own memory, never through an intermediate slice.
+func readPayload(br *bufio.Reader, n int) (string, error) {
+	if n == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	b.Grow(n) // a fresh Builder allocates exactly n
+	for b.Len() < n {
+		chunk, err := br.Peek(min(n-b.Len(), br.Size()))
+		b.Write(chunk)
+		br.Discard(len(chunk))
+		if err != nil {
+			return "", noEOF(err)
+		}
+	}
+	return b.String(), nil
+}
+
+// noEOF turns a clean EOF inside a frame into io.ErrUnexpectedEOF: the stream was cut.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// appendStatus appends one status record.
+func appendStatus(dst []byte, tag byte, payload []byte) []byte {
+	dst = append(dst, tag)
+	dst = binary.AppendUvarint(dst, uint64(len(payload)))
+	return append(dst, payload...)
+}
+
+// failureRecord encodes err as an 'F' record: its fault kind and its message, cut to
+// maxStatusMsg bytes.
+func failureRecord(err error) []byte {
+	msg := err.Error()
+	if len(msg) > maxStatusMsg {
+		msg = msg[:maxStatusMsg]
+	}
+	payload := append([]byte{byte(fault.KindOf(err))}, msg...)
+	return appendStatus(nil, statusFailed, payload)
+}
+
+// helperStatus is what the parent learnt from the status pipe.
+type helperStatus struct {
+	ready bool
+	err   error // from an 'F' record, with its fault kind
+}
+
+// parseStatus decodes the records the helper wrote to fd 4.
+func parseStatus(data []byte) (helperStatus, error) {
+	var st helperStatus
+	for len(data) > 0 {
+		tag := data[0]
+		n, k := binary.Uvarint(data[1:])
+		if k <= 0 || n > uint64(len(data)-1-k) {
+			return st, fmt.Errorf("status record %q cut short", tag)
+		}
+		payload := data[1+k : 1+k+int(n)]
+		data = data[1+k+int(n):]
+		switch tag {
+		case statusReady:
+			st.ready = true
+		case statusFailed:
+			if len(payload) == 0 {
+				return st, errors.New("failure record without a kind")
+			}
+			st.err = fault.New(fault.Kind(payload[0]), "%s", payload[1:])
+		default:
+			return st, fmt.Errorf("unknown status record %q", tag)
+		}
+	}
+	return st, nil
+}
