@@ -8,12 +8,42 @@ import (
 	"strings"
 )
 
+// Name forms, checked by hand rather than with package-level regexps: every process awf
+// starts (including the shell helper) pays for package initialisation, and compiling four
+// regexps cost about 0.5 ms of it.
 var (
-	workflowName = regexp.MustCompile(`^[a-z0-9_-]+$`)
-	stepName     = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-	inputName    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	toolName     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	workflowName = nameForm{lower: true, digitFirst: true, dash: true}
+	stepName     = nameForm{upper: true, lower: true, digitFirst: true, dash: true}
+	inputName    = nameForm{upper: true, lower: true}
+	toolName     = nameForm{upper: true, lower: true, digitFirst: true, dash: true, max: 64}
 )
+
+// nameForm is a name made of ASCII letters (of the allowed cases), digits, underscores and,
+// if dash, hyphens; digitFirst and dash allow those characters first; max limits the length
+// (0: none).
+type nameForm struct {
+	upper, lower, digitFirst, dash bool
+	max                            int
+}
+
+// MatchString reports whether s has the form.
+func (f nameForm) MatchString(s string) bool {
+	if s == "" || (f.max > 0 && len(s) > f.max) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c == '_' ||
+			(f.upper && 'A' <= c && c <= 'Z') ||
+			(f.lower && 'a' <= c && c <= 'z') ||
+			('0' <= c && c <= '9' && (i > 0 || f.digitFirst)) ||
+			(c == '-' && f.dash)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
 
 // Allowed values of the enumerated fields, in the order messages list them.
 var (

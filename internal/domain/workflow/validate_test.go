@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,5 +234,32 @@ func TestValidateManySteps(t *testing.T) {
 	}
 	if probs := w.Validate(); len(probs) != 0 {
 		t.Errorf("Validate() = %v, want none", probs)
+	}
+}
+
+func TestNameForms(t *testing.T) {
+	tests := []struct {
+		form nameForm
+		in   string
+		want bool
+	}{
+		{workflowName, "build-and-test_2", true},
+		{workflowName, "Build", false},
+		{workflowName, "", false},
+		{stepName, "Step_1-a", true},
+		{stepName, "1st", true},
+		{stepName, "a.b", false},
+		{inputName, "project_path", true},
+		{inputName, "9x", false},
+		{inputName, "a-b", false},
+		{toolName, strings.Repeat("a", 64), true},
+		{toolName, strings.Repeat("a", 65), false},
+		{toolName, "read_file", true},
+		{toolName, "héllo", false},
+	}
+	for _, tc := range tests {
+		if got := tc.form.MatchString(tc.in); got != tc.want {
+			t.Errorf("%+v.MatchString(%q) = %v, want %v", tc.form, tc.in, got, tc.want)
+		}
 	}
 }
