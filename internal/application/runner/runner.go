@@ -51,6 +51,11 @@ type Deps struct {
 	// Sleep waits between retry attempts and returns early with ctx's error when ctx ends;
 	// nil means a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// StartSaveDelay defers the save that records a step as running until the step has run
+	// that long; a step that ends sooner is saved once, at its end. Crash safety is the same
+	// either way (resume re-runs a step that did not complete), and a workflow of quick steps
+	// pays one atomic write per step instead of two. Zero saves at the start of every step.
+	StartSaveDelay time.Duration
 }
 
 // Runner runs workflows. It is safe for concurrent use: each run keeps its own state.

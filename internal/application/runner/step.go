@@ -54,6 +54,8 @@ type stepRun struct {
 	// prev is a copy of the step's record before this execution began (nil when the step
 	// never ran): it lets a resumed workflow step continue its sub-run.
 	prev *state.StepState
+	// startSave is the deferred save of the step's start (Deps.StartSaveDelay), or nil.
+	startSave *time.Timer
 }
 
 // save applies fn to the step's live record and saves the run state.
@@ -137,7 +139,17 @@ func (e *execution) begin(ctx context.Context, step *workflow.Step) *stepRun {
 		Conversation: s.Conversation,
 		Vars:         s.Vars,
 	}
-	_ = e.saveLocked(ctx)
+	if d := e.r.d.StartSaveDelay; d > 0 {
+		sr.startSave = time.AfterFunc(d, func() {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			if s.Status == state.Running {
+				_ = e.saveLocked(context.WithoutCancel(ctx))
+			}
+		})
+	} else {
+		_ = e.saveLocked(ctx)
+	}
 	e.mu.Unlock()
 	sr.log.Debug("step started", "type", step.Type)
 	e.emit(ports.Event{Kind: ports.StepStarted, Step: step.Name, Attempt: 1})
@@ -154,6 +166,9 @@ func (e *execution) end(ctx context.Context, sr *stepRun, out StepOutcome, err e
 		err = fmt.Errorf("interrupted: %w", context.Cause(ctx))
 	case err != nil:
 		status = state.Failed
+	}
+	if sr.startSave != nil {
+		sr.startSave.Stop()
 	}
 	e.mu.Lock()
 	s := e.st.Step(name)

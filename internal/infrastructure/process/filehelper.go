@@ -1,10 +1,12 @@
 package process
 
 // The file entry of the helper, for sandboxes that cannot hand a process extra descriptors (a
-// container's runtime passes only stdin, stdout and stderr). It reads the request from a file
-// and starts the ordinary helper as its child with that file on fd 3 and a pipe on fd 4, so the
-// helper itself is unchanged; when the child exits it writes the status records to a file for
-// the parent outside the sandbox to read.
+// container's runtime passes only stdin, stdout and stderr). It puts the request file on fd 3
+// and the status file on fd 4 and becomes the ordinary helper (exec in place), which is then
+// unchanged and the only Go process in the sandbox. When fds 3 and 4 are already taken (the Go
+// runtime may have opened its poller there), it runs the helper as a child instead, with the
+// files passed by os/exec, and writes the status records to the file itself once the child
+// exits.
 
 import (
 	"errors"
@@ -13,10 +15,18 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // FileHelperArg is argv[1] of the file entry: awf __awf-exec-files REQUEST STATUS [STDIN].
 const FileHelperArg = "__awf-exec-files"
+
+// FileHelperEnv is the environment to start the file entry with. Go 1.25 and later open the
+// cgroup's CPU limit files when a process starts (container-aware GOMAXPROCS), which takes fds 3
+// and 4 on cgroup v1; with this setting they stay free and the entry can become the helper in
+// place instead of running it as a child.
+const FileHelperEnv = "GODEBUG=containermaxprocs=0"
 
 // IsFileHelper reports whether args (os.Args) start the file entry. main checks it next to
 // IsHelper, before any flag parsing:
@@ -30,20 +40,73 @@ func IsFileHelper(args []string) bool {
 
 // FileHelperMain runs the file entry with args = os.Args: it runs the default helper on the
 // request in args[2] (written by EncodeRequest), with the file args[4], when given, as the
-// script's standard input, and writes the helper's status records to args[3], replacing what
-// the file held. It returns the script's exit status (128+n when signal n killed the helper), or
-// 125 when the entry itself failed, with the reason on stderr and no status records.
+// script's standard input, and the helper's status records go to args[3], replacing what the
+// file held. Usually the process becomes the helper and FileHelperMain does not return; when
+// it does, it returns the script's exit status (128+n when signal n killed the helper), or 125
+// when the entry itself failed, with the reason on stderr and no status records.
 func FileHelperMain(args []string) int {
 	if len(args) != 4 && len(args) != 5 {
 		fmt.Fprintf(os.Stderr, "awf: usage: %s REQUEST STATUS [STDIN]\n", FileHelperArg)
 		return helperFailedExit
 	}
+	// Returns only when exec in place was not possible; a child then does the same work.
+	_ = execFileHelper(args[2], args[3], args[4:])
 	code, err := runFileHelper(args[2], args[3], args[4:])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "awf: process helper: %v\n", err)
 		return helperFailedExit
 	}
 	return code
+}
+
+// errFDsTaken means fds 3 and 4 were not both free: the helper cannot be exec'd in place.
+var errFDsTaken = errors.New("fds 3 and 4 are in use")
+
+// execFileHelper opens the request on fd 3 and the status file on fd 4 (and stdin on fd 0)
+// with raw system calls, so the Go runtime's poller never sees them, then replaces the process
+// with the helper. It returns only on failure, having closed what it opened.
+func execFileHelper(requestPath, statusPath string, stdinPath []string) error {
+	if fdInUse(requestFD) || fdInUse(statusFD) {
+		return errFDsTaken
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	req, err := unix.Open(requestPath, unix.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	status, err := unix.Open(statusPath, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o600)
+	if err != nil || req != requestFD || status != statusFD { // something else took 3 or 4 meanwhile
+		unix.Close(req)
+		if err == nil {
+			unix.Close(status)
+		}
+		return errFDsTaken
+	}
+	if len(stdinPath) == 1 {
+		in, err := unix.Open(stdinPath[0], unix.O_RDONLY, 0)
+		if err == nil {
+			err = unix.Dup3(in, 0, 0)
+			unix.Close(in)
+		}
+		if err != nil {
+			unix.Close(req)
+			unix.Close(status)
+			return err
+		}
+	}
+	err = syscall.Exec(self, []string{self, HelperArg}, helperEnv())
+	unix.Close(req)
+	unix.Close(status)
+	return err
+}
+
+// fdInUse reports whether fd is open in this process.
+func fdInUse(fd int) bool {
+	_, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	return err == nil
 }
 
 func runFileHelper(requestPath, statusPath string, stdinPath []string) (int, error) {

@@ -2,13 +2,37 @@ package process
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
+
+// init lets this test binary act as the file entry when a test re-runs it with FileHelperArg,
+// as a fresh process, before the testing package has opened anything (see TestMain for the
+// helper itself).
+func init() {
+	if IsFileHelper(os.Args) {
+		os.Exit(FileHelperMain(os.Args))
+	}
+}
+
+// holdLowFDs makes sure fds 3 and 4 are taken in this process, so that FileHelperMain called
+// in a test falls back to a child instead of replacing the test binary with the helper.
+func holdLowFDs(t *testing.T) {
+	t.Helper()
+	for !fdInUse(requestFD) || !fdInUse(statusFD) {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+	}
+}
 
 // fileEntry writes a request file (and a stdin file when stdin is not nil) and runs the file
 // entry in this process; the helper it starts is this test binary (see TestMain).
@@ -27,6 +51,7 @@ func fileEntry(t *testing.T, req *Request, stdin *string) (code int, status Help
 		write(t, filepath.Join(dir, "stdin"), *stdin)
 		args = append(args, filepath.Join(dir, "stdin"))
 	}
+	holdLowFDs(t)
 	code = FileHelperMain(args)
 	data, err := os.ReadFile(statusPath)
 	if err != nil {
@@ -83,6 +108,7 @@ func TestFileHelperReportsHelperFailure(t *testing.T) {
 	dir := t.TempDir()
 	reqPath, statusPath := filepath.Join(dir, "request"), filepath.Join(dir, "status")
 	write(t, reqPath, "not a request")
+	holdLowFDs(t)
 	code := FileHelperMain([]string{"awf", FileHelperArg, reqPath, statusPath})
 	data, err := os.ReadFile(statusPath)
 	if err != nil {
@@ -110,12 +136,45 @@ func TestFileHelperUsage(t *testing.T) {
 		{"too many", []string{"awf", FileHelperArg, "a", "b", "c", "d"}},
 		{"missing request", []string{"awf", FileHelperArg, filepath.Join(dir, "none"), filepath.Join(dir, "status")}},
 	}
+	holdLowFDs(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if code := FileHelperMain(tc.args); code != helperFailedExit {
 				t.Errorf("FileHelperMain(%q) = %d, want %d", tc.args, code, helperFailedExit)
 			}
 		})
+	}
+}
+
+// TestFileHelperExecsInPlace runs the entry as a fresh process with FileHelperEnv, as the
+// container backend starts it: fds 3 and 4 are free there, so the process becomes the helper
+// itself ($$ is the entry's pid) and the helper writes the status file directly.
+func TestFileHelperExecsInPlace(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := EncodeRequest(&buf, &Request{Script: `printf '%s ' $$; cat; exit 4`, Env: []string{"PATH=" + DefaultPath}}); err != nil {
+		t.Fatal(err)
+	}
+	reqPath, statusPath, stdinPath := filepath.Join(dir, "request"), filepath.Join(dir, "status"), filepath.Join(dir, "stdin")
+	write(t, reqPath, buf.String())
+	write(t, stdinPath, "input")
+	cmd := exec.Command(os.Args[0], FileHelperArg, reqPath, statusPath, stdinPath)
+	cmd.Env = []string{FileHelperEnv}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 4 {
+		t.Fatalf("entry: exit %d (%v), output %q; want 4", code, err, out.String())
+	}
+	if want := fmt.Sprintf("%d input", cmd.Process.Pid); out.String() != want {
+		t.Errorf("script printed %q, want %q (its pid is the entry's: exec in place)", out.String(), want)
+	}
+	data, err := os.ReadFile(statusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := DecodeStatus(data); err != nil || !st.Ready || st.Err != nil {
+		t.Errorf("status %q = %+v, %v; want ready", data, st, err)
 	}
 }
 

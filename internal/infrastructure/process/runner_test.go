@@ -68,30 +68,38 @@ func TestRun(t *testing.T) {
 		{"background job waited for", ports.ProcessRequest{Script: "(sleep 0.01; echo bg) & wait; echo fg"},
 			ports.ProcessResult{Stdout: "bg\nfg\n"}},
 	}
-	r := New(Config{})
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := r.Run(t.Context(), tc.req)
-			if err != nil {
-				t.Fatalf("Run(%q) error: %v", tc.req.Script, err)
-			}
-			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(ports.ProcessResult{}, "Duration")); diff != "" {
-				t.Errorf("Run(%q) mismatch (-want +got):\n%s", tc.req.Script, diff)
-			}
-			if got.Duration <= 0 {
-				t.Errorf("Run(%q).Duration = %v, want > 0", tc.req.Script, got.Duration)
-			}
-		})
+	for name, r := range bothRunners() {
+		for _, tc := range tests {
+			t.Run(name+"/"+tc.name, func(t *testing.T) {
+				got, err := r.Run(t.Context(), tc.req)
+				if err != nil {
+					t.Fatalf("Run(%q) error: %v", tc.req.Script, err)
+				}
+				if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(ports.ProcessResult{}, "Duration")); diff != "" {
+					t.Errorf("Run(%q) mismatch (-want +got):\n%s", tc.req.Script, diff)
+				}
+				if got.Duration <= 0 {
+					t.Errorf("Run(%q).Duration = %v, want > 0", tc.req.Script, got.Duration)
+				}
+			})
+		}
 	}
 }
 
+// bothRunners returns the helper runner and the in-process one, which must behave alike.
+func bothRunners() map[string]ports.ProcessRunner {
+	return map[string]ports.ProcessRunner{"helper": New(Config{}), "local": NewLocal(Config{})}
+}
+
 func TestRunParseError(t *testing.T) {
-	got, err := New(Config{}).Run(t.Context(), ports.ProcessRequest{Script: "echo 'unterminated"})
-	if err != nil {
-		t.Fatalf("Run error: %v", err)
-	}
-	if got.ExitCode != 2 || !strings.Contains(got.Stderr, "reached EOF without closing quote") || got.Stdout != "" {
-		t.Errorf("Run(parse error) = %+v, want exit 2 and the parse error on stderr", got)
+	for name, r := range bothRunners() {
+		got, err := r.Run(t.Context(), ports.ProcessRequest{Script: "echo 'unterminated"})
+		if err != nil {
+			t.Fatalf("%s: Run error: %v", name, err)
+		}
+		if got.ExitCode != 2 || !strings.Contains(got.Stderr, "reached EOF without closing quote") || got.Stdout != "" {
+			t.Errorf("%s: Run(parse error) = %+v, want exit 2 and the parse error on stderr", name, got)
+		}
 	}
 }
 
@@ -158,7 +166,12 @@ func TestRunRefused(t *testing.T) {
 func TestRunLargeValues(t *testing.T) {
 	const size = 10 << 20
 	big := strings.Repeat("0123456789abcdef", size/16)
-	r := New(Config{})
+	for name, r := range bothRunners() {
+		t.Run(name, func(t *testing.T) { testLargeValues(t, r, big, size) })
+	}
+}
+
+func testLargeValues(t *testing.T, r ports.ProcessRunner, big string, size int) {
 	tests := []struct {
 		name string
 		req  ports.ProcessRequest

@@ -4,8 +4,8 @@ package process
 //
 // Nothing the script needs travels through argv or the environment of the helper: both are
 // limited to 128 KiB per string by the kernel, and a bound value may be far larger. The helper's
-// own environment is empty (GOCOVERDIR excepted), so the Go runtime in it is not tuned by the
-// script's variables and /proc/<helper>/environ shows nothing.
+// own environment is empty (GOCOVERDIR and GORACE excepted), so the Go runtime in it is not
+// tuned by the script's variables and /proc/<helper>/environ shows nothing.
 //
 // Request, parent to helper, on fd 3 (a pipe the parent closes once written):
 //
@@ -76,41 +76,69 @@ type Request struct {
 }
 
 // writeRequest encodes req to w. Vars are written in name order, so the stream is deterministic.
+// Small frames are gathered into one buffer; a large payload is written straight from its
+// string, so a 10 MB value is neither copied nor split by a fixed-size buffer.
 func writeRequest(w io.Writer, req *Request) error {
-	bw := bufio.NewWriterSize(w, wireBuffer)
-	bw.WriteString(wireMagic)
-	writeFrame(bw, tagScript, req.Script)
+	fw := frameWriter{w: w, buf: make([]byte, 0, 1024)}
+	fw.buf = append(fw.buf, wireMagic...)
+	fw.frame(tagScript, req.Script)
 	for _, kv := range req.Env {
-		writeFrame(bw, tagEnv, kv)
+		fw.frame(tagEnv, kv)
 	}
 	names := make([]string, 0, len(req.Vars))
 	for name := range req.Vars {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	var head [binary.MaxVarintLen64]byte
 	for _, name := range names {
 		value := req.Vars[name]
-		prefix := binary.AppendUvarint(head[:0], uint64(len(name)))
-		bw.WriteByte(tagVar)
-		writeUvarint(bw, len(prefix)+len(name)+len(value))
-		bw.Write(prefix)
-		bw.WriteString(name)
-		bw.WriteString(value)
+		prefix := binary.AppendUvarint(nil, uint64(len(name)))
+		fw.header(tagVar, len(prefix)+len(name)+len(value))
+		fw.buf = append(fw.buf, prefix...)
+		fw.payload(name)
+		fw.payload(value)
 	}
-	writeFrame(bw, tagEnd, "")
-	return bw.Flush() // bufio keeps the first error; Flush reports it
+	fw.frame(tagEnd, "")
+	fw.flush()
+	return fw.err
 }
 
-func writeFrame(bw *bufio.Writer, tag byte, payload string) {
-	bw.WriteByte(tag)
-	writeUvarint(bw, len(payload))
-	bw.WriteString(payload)
+// largePayload is the size from which a payload is written on its own rather than buffered.
+const largePayload = 32 << 10
+
+// frameWriter writes frames, keeping the first error.
+type frameWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
 }
 
-func writeUvarint(bw *bufio.Writer, n int) {
-	var b [binary.MaxVarintLen64]byte
-	bw.Write(binary.AppendUvarint(b[:0], uint64(n)))
+func (f *frameWriter) frame(tag byte, payload string) {
+	f.header(tag, len(payload))
+	f.payload(payload)
+}
+
+func (f *frameWriter) header(tag byte, n int) {
+	f.buf = append(f.buf, tag)
+	f.buf = binary.AppendUvarint(f.buf, uint64(n))
+}
+
+func (f *frameWriter) payload(s string) {
+	if len(s) < largePayload {
+		f.buf = append(f.buf, s...)
+		return
+	}
+	f.flush()
+	if f.err == nil {
+		_, f.err = io.WriteString(f.w, s)
+	}
+}
+
+func (f *frameWriter) flush() {
+	if len(f.buf) > 0 && f.err == nil {
+		_, f.err = f.w.Write(f.buf)
+	}
+	f.buf = f.buf[:0]
 }
 
 // readRequest decodes a request written by writeRequest and checks that nothing follows it.

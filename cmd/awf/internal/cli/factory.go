@@ -45,7 +45,7 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 		return runner.New(runner.Deps{
 			Store:     store,
 			Templater: f.Templater(),
-			Process:   process.New(process.Config{}),
+			Process:   process.NewLocal(process.Config{}), // steps: the author's own commands; tools use the sandboxed helper
 			Loader:    f.Loader(),
 			Events:    events,
 			Clock:     ports.ClockFunc(nowFunc),
@@ -53,6 +53,8 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 			Environ:   environ,
 			Stat:      os.Stat,
 			Log:       f.Log(),
+			// A quick step is recorded once, at its end; see runner.Deps.
+			StartSaveDelay: 200 * time.Millisecond,
 		})
 	}
 	return f

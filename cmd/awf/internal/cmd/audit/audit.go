@@ -1,0 +1,220 @@
+// Package audit implements `awf audit`: the audit log's records, filtered by run, tool,
+// decision, outcome and age, as a table for people or as JSON Lines for scripts.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	auditlog "github.com/awf-dev/awf/internal/infrastructure/audit"
+)
+
+// Options are everything `awf audit` needs.
+type Options struct {
+	IO *iostreams.IOStreams
+	// Path returns the audit log's path (configuration: --audit-log, AWF_AUDIT_LOG,
+	// audit_log, default .awf/audit.jsonl).
+	Path func() (string, error)
+	Now  func() time.Time
+
+	RunID    string
+	Tool     string
+	Decision string
+	Outcome  string
+	Since    string
+	Output   cmdutil.Format
+}
+
+var (
+	decisions = []string{ports.DecisionAllow, ports.DecisionDeny}
+	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout}
+)
+
+// NewCmdAudit returns `awf audit`.
+func NewCmdAudit(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IO, Now: time.Now, Path: func() (string, error) {
+		cfg, err := f.Config()
+		if err != nil {
+			return "", err
+		}
+		return cfg.AuditLog, nil
+	}}
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Show the audit log of tool calls",
+		Long: `Show the audit log: one record per tool call, allowed or not, with who decided
+(auto, user, rule, policy, quota, non_interactive, timeout, flag, gate), the sandbox decision,
+the outcome and the duration. Arguments are shown with secrets masked, as they were written.
+With --output json, each record is printed as one JSON object per line (JSON Lines).`,
+		Example: `  awf audit --run 3f2a... --decision deny
+  awf audit --tool shell --since 2h --output json`,
+		Args: cmdutil.MaxArgs(0),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := check(opts); err != nil {
+				return err
+			}
+			if runF == nil {
+				runF = runAudit
+			}
+			return runF(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.RunID, "run", "", "only calls of the run with this `ID`")
+	fl.StringVar(&opts.Tool, "tool", "", "only calls of the tool with this `NAME`")
+	fl.StringVar(&opts.Decision, "decision", "", "only calls allowed (allow) or refused (deny)")
+	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout")
+	fl.StringVar(&opts.Since, "since", "", "only calls in the last `DURATION` (90s, 15m, 2h, 7d)")
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func check(opts *Options) error {
+	if opts.Decision != "" && !contains(decisions, opts.Decision) {
+		return fault.New(fault.Usage, "--decision %q: want allow or deny", opts.Decision)
+	}
+	if opts.Outcome != "" && !contains(outcomes, opts.Outcome) {
+		return fault.New(fault.Usage, "--outcome %q: want one of %s", opts.Outcome, strings.Join(outcomes, ", "))
+	}
+	if _, err := parseSince(opts.Since); err != nil {
+		return err
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSince reads a duration, also in days ("7d").
+func parseSince(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err == nil && n > 0 {
+			return time.Duration(n * float64(24*time.Hour)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fault.New(fault.Usage, "--since %q: want a positive duration such as 90s, 15m, 2h or 7d", s)
+	}
+	return d, nil
+}
+
+func runAudit(_ context.Context, opts *Options) error {
+	path, err := opts.Path()
+	if err != nil {
+		return err
+	}
+	filter := auditlog.Filter{RunID: opts.RunID, Tool: opts.Tool, Decision: opts.Decision, Outcome: opts.Outcome}
+	if d, _ := parseSince(opts.Since); d > 0 {
+		filter.Since = opts.Now().Add(-d)
+	}
+	recs, stats, err := auditlog.ReadFile(path, filter)
+	if err != nil {
+		return err
+	}
+	if stats.Skipped > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s: %d damaged lines skipped\n", path, stats.Skipped)
+	}
+	if stats.Torn {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s: the last line is incomplete (a write was cut short) and was ignored\n", path)
+	}
+	if opts.Output.JSON() {
+		return WriteJSONLines(opts.IO.Out, recs)
+	}
+	if len(recs) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "no matching records in %s\n", path)
+		return nil
+	}
+	return WriteTable(opts.IO.Out, recs)
+}
+
+// WriteJSONLines writes each record as one compact JSON object per line.
+func WriteJSONLines(w io.Writer, recs []ports.AuditRecord) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, r := range recs {
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("write record: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteTable writes records as an aligned table for people, in local time.
+func WriteTable(w io.Writer, recs []ports.AuditRecord) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tRUN\tSTEP\tTOOL\tDECISION\tOUTCOME\tDURATION\tWHAT")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.Time.Local().Format("2006-01-02 15:04:05"), short(r.RunID, 8), cell(r.Step, 24), cell(r.Tool, 24),
+			decision(r), r.Outcome, time.Duration(r.DurationMs)*time.Millisecond, cell(what(r), 72))
+	}
+	return tw.Flush()
+}
+
+// decision says who decided: "allow (auto)", "deny (policy)".
+func decision(r ports.AuditRecord) string {
+	switch {
+	case r.Sandbox != nil && r.Sandbox.Decision == ports.DecisionDeny:
+		return "deny (policy)"
+	case r.Approval != nil:
+		return r.Approval.Decision + " (" + r.Approval.By + ")"
+	case r.Denied():
+		return "deny"
+	}
+	return "allow"
+}
+
+// what is the record's summary, or its error for a refused call.
+func what(r ports.AuditRecord) string {
+	if r.Outcome != ports.OutcomeOK && r.Error != "" {
+		return r.Error
+	}
+	if r.Meta != "" {
+		return r.Meta
+	}
+	data, _ := json.Marshal(r.Arguments)
+	return string(data)
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// cell makes a table cell: one line, control characters escaped, cut to n runes.
+func cell(s string, n int) string {
+	if s == "" {
+		return "-"
+	}
+	q := strconv.Quote(s)
+	s = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n-1]) + "…"
+	}
+	return s
+}

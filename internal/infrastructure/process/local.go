@@ -1,0 +1,194 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+)
+
+// Local runs scripts with the interpreter inside awf's own process, spawning only the external
+// programs a script calls, each as the leader of a new process group that is killed when the
+// script is stopped. It serves the workflow's own shell steps, which the workflow's author
+// wrote and which run with awf's rights: they skip the helper's start-up cost (about 3 ms a
+// step). Scripts that a model can influence beyond bound values — tools — go through Runner,
+// whose helper process is where the sandbox applies. Safe for concurrent use.
+type Local struct {
+	cfg Config
+}
+
+var _ ports.ProcessRunner = (*Local)(nil)
+
+// NewLocal returns a Local with cfg's limits and base environment (helper fields are unused).
+func NewLocal(cfg Config) *Local {
+	r := New(cfg) // fills the defaults
+	return &Local{cfg: r.cfg}
+}
+
+// Run interprets req.Script and waits for it and for every program it started. Results and
+// errors are as for Runner.Run; req.Policy must be nil, since nothing here can enforce it.
+func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.ProcessResult, error) {
+	start := time.Now()
+	if req.Policy != nil {
+		return ports.ProcessResult{}, fault.New(fault.System, "process: a sandbox policy needs the helper runner, not the local one")
+	}
+	wreq, err := (&Runner{cfg: l.cfg}).prepare(req)
+	if err != nil {
+		return ports.ProcessResult{}, err
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Script), "script")
+	if err != nil {
+		return ports.ProcessResult{ExitCode: parseErrorExit, Stderr: err.Error() + "\n", Duration: time.Since(start)}, nil
+	}
+	runCtx, cancel := withTimeout(ctx, req.Timeout)
+	defer cancel()
+
+	limit := req.OutputLimit
+	if limit <= 0 {
+		limit = l.cfg.OutputLimit
+	}
+	overflow, stopOverflow := context.WithCancel(runCtx)
+	defer stopOverflow()
+	stdout := &lockedWriter{w: &headBuffer{limit: limit, onOverflow: stopOverflow}}
+	stderr := &lockedWriter{w: &headTail{limit: l.cfg.StderrLimit}}
+	dir := req.Dir
+	if dir == "" {
+		dir, _ = os.Getwd()
+	}
+	runner, err := interp.New(
+		interp.Env(newEnviron(wreq.Env, wreq.Vars)),
+		interp.Dir(dir),
+		interp.StdIO(strings.NewReader(req.Stdin), stdout, stderr),
+		interp.ExecHandlers(groupExec),
+	)
+	if err != nil {
+		return ports.ProcessResult{}, fault.Wrap(fault.System, fmt.Errorf("start interpreter: %w", err))
+	}
+	runErr := runner.Run(overflow, file)
+	res := ports.ProcessResult{
+		Stdout:    stdout.w.(*headBuffer).String(),
+		Stderr:    stderr.w.(*headTail).String(),
+		Truncated: stdout.w.(*headBuffer).Truncated(),
+		Duration:  time.Since(start),
+	}
+	switch {
+	case runCtx.Err() != nil:
+		res.ExitCode = -1
+		return res, stopError(runCtx, req.Timeout)
+	case res.Truncated:
+		res.ExitCode = 128 + int(syscall.SIGKILL)
+		return res, nil
+	}
+	res.ExitCode, err = localStatus(runErr, stderr)
+	return res, err
+}
+
+// localStatus turns the interpreter's result into an exit code, as the helper does.
+func localStatus(err error, stderr io.Writer) (int, error) {
+	if err == nil {
+		return 0, nil
+	}
+	if es, ok := errors.AsType[interp.ExitStatus](err); ok {
+		return int(es), nil
+	}
+	if _, ok := errors.AsType[interface {
+		error
+		FaultKind() fault.Kind
+	}](err); ok {
+		return -1, err
+	}
+	fmt.Fprintf(stderr, "awf: %v\n", err)
+	return 1, nil
+}
+
+// groupExec runs an external program as the leader of its own process group, and kills the
+// whole group when the script's context ends, so that a timeout or Ctrl-C leaves nothing behind
+// (a child that calls setsid escapes, as with any process-group kill).
+func groupExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(ctx context.Context, args []string) error {
+		hc := interp.HandlerCtx(ctx)
+		path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
+		if err != nil {
+			fmt.Fprintln(hc.Stderr, err)
+			return interp.ExitStatus(127)
+		}
+		cmd := exec.Command(path, args[1:]...)
+		cmd.Args[0] = args[0]
+		cmd.Dir = hc.Dir
+		cmd.Env = execEnv(hc)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.WaitDelay = time.Second
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintf(hc.Stderr, "%v\n", err)
+			return interp.ExitStatus(126)
+		}
+		pgid := cmd.Process.Pid
+		stop := context.AfterFunc(ctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		err = cmd.Wait()
+		stop()
+		// Whatever the program left in its group (background children) goes with it, as in
+		// the helper, where the group is killed when the script ends.
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return interp.ExitStatus(128 + int(ws.Signal()))
+			}
+			return interp.ExitStatus(exit.ExitCode())
+		}
+		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+			fmt.Fprintf(hc.Stderr, "%v\n", err)
+			return interp.ExitStatus(1)
+		}
+		return nil
+	}
+}
+
+// execEnv is the exported environment of the interpreter at this command; a later entry of
+// a name wins, as expand.Environ.Each promises.
+func execEnv(hc interp.HandlerContext) []string {
+	index := map[string]int{}
+	var env []string
+	hc.Env.Each(func(name string, vr expand.Variable) bool {
+		if !vr.Exported || vr.Kind != expand.String {
+			return true
+		}
+		if i, ok := index[name]; ok {
+			env[i] = name + "=" + vr.Str
+			return true
+		}
+		index[name] = len(env)
+		env = append(env, name+"="+vr.Str)
+		return true
+	})
+	return env
+}
+
+// lockedWriter serialises writes from the script's concurrent jobs.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
