@@ -129,6 +129,9 @@ type ToolRequest struct {
 	Input    string
 	Provider string
 	Timeout  time.Duration
+	// Scope is the calling step's template scope (inputs, env, workflow, run); custom command
+	// tools bind {{inputs.x}} from it. nil when the caller has none.
+	Scope Scope
 }
 
 // Events receives progress from the application; the CLI renders it. Emit must not block for

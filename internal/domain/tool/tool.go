@@ -59,6 +59,10 @@ type Invocation struct {
 	Input string
 	// Depth is the meta-tool nesting depth of this call (0 for a call from a step or model).
 	Depth int
+	// Scope is the template scope of the calling step (inputs, env, workflow, run), for tools
+	// whose definitions hold templates such as a custom command's {{inputs.x}}; nil when the
+	// caller has none.
+	Scope map[string]any
 }
 
 // Call is a tool call as a model or a step asks for it.
@@ -88,6 +92,13 @@ type Result struct {
 	Truncated bool
 	Duration  time.Duration
 	Cached    bool
+	// Approval says who let the call run or refused it (auto, user, rule, policy, quota,
+	// non_interactive, timeout, flag, gate: the ports.By* values); filled by the governed
+	// path, empty for a call that did not pass it.
+	Approval string
+	// Denied is true when the governed path refused the call (policy, approval, quota, call
+	// gate): the tool did not run and Error says why.
+	Denied bool
 }
 
 // OK returns a successful result with output text.

@@ -1,0 +1,2 @@
+@name Read
+@wrapped read_file

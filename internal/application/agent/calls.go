@@ -1,0 +1,389 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// What a call of a reply turns into before anything runs.
+type callKind int
+
+const (
+	callRun       callKind = iota // run it through the invoker
+	callReplay                    // answered from its record (resume)
+	callRefused                   // answered without running: unknown tool, bad arguments, breaker
+	callRerun                     // recorded in flight, idempotent: run again into its record
+	callAbandon                   // recorded in flight, not idempotent: closed as interrupted
+	callOverLimit                 // beyond max_calls with on_max_calls: stop: not run, not recorded
+)
+
+// pendingCall is one call of a reply on its way to a result.
+type pendingCall struct {
+	ref  state.CallRef
+	kind callKind
+	args map[string]any
+	info ports.ToolInfo
+	// idx is the call's index in the step's tool_calls; -1 until recorded.
+	idx int
+	// res is the recorded result; msg the text the model gets back.
+	res state.ToolCallResult
+	msg string
+	// abort is an invoker error that ends the step.
+	abort error
+}
+
+// runCalls runs the calls of one reply and appends their results to the conversation in the
+// model's order. Calls beyond max_calls fail the step (on_max_calls: fail, the default) or are
+// refused, after which the model must answer without tools (on_max_calls: stop).
+func (l *loop) runCalls(ctx context.Context, calls []state.CallRef) error {
+	allowed := l.maxCalls - l.calls
+	if len(calls) > allowed && l.a.ToolOptions.OnMaxCalls != "stop" {
+		l.closeCalls(calls, "not run: the step reached tool_options.max_calls")
+		return fault.New(fault.Execution,
+			"tool_options.max_calls: the model asked for %d more tool calls after %d of at most %d; "+
+				"raise max_calls, or set on_max_calls: stop to end the step with the model's answer instead",
+			len(calls), l.calls, l.maxCalls)
+	}
+	pending := make([]*pendingCall, len(calls))
+	for i, c := range calls {
+		if i >= allowed {
+			pending[i] = &pendingCall{ref: c, kind: callOverLimit, idx: -1,
+				msg: fmt.Sprintf("Error: not run: this step may make at most %d tool calls (tool_options.max_calls). "+
+					"No more tools are available: give your final answer now.", l.maxCalls)}
+			continue
+		}
+		l.calls++
+		pending[i] = l.classify(c)
+	}
+	if err := l.execute(ctx, pending); err != nil {
+		return err
+	}
+	for _, p := range pending {
+		l.append(state.Message{Role: "tool", ToolCallID: p.ref.ID, Name: p.ref.Name, Content: p.msg,
+			IsError: p.kind == callOverLimit || !p.res.Success})
+	}
+	if len(calls) > allowed {
+		l.warn(fmt.Sprintf("tool_options.max_calls (%d) reached: asking the model for its final answer without tools", l.maxCalls))
+		l.stoppedBy, l.lastOnly, l.noTools = StoppedByMaxCalls, true, true
+	}
+	return nil
+}
+
+// classify decides what happens to one call, in the model's order: replayed from the record
+// of an earlier attempt, refused (unknown tool, arguments that are not a JSON object, the
+// breaker), or run.
+func (l *loop) classify(c state.CallRef) *pendingCall {
+	p := &pendingCall{ref: c, idx: -1}
+	args, argErr := decodeArgs(c.Arguments)
+	p.args = args
+	if argErr != nil {
+		p.args = map[string]any{rawArgsKey: c.Arguments}
+	}
+	key := callKey(c.Name, p.args)
+	repeats := l.breaker(key)
+	if i := l.resume.match(key); i >= 0 {
+		return l.replayed(p, i)
+	}
+	info, known := l.info[c.Name]
+	p.info = info
+	switch {
+	case !known:
+		return refuse(p, l.unknownTool(c.Name))
+	case argErr != nil:
+		return refuse(p, fmt.Sprintf("invalid arguments for %s: %v; send the arguments as one JSON object", c.Name, argErr))
+	case repeats > l.maxRepeats:
+		return refuse(p, fmt.Sprintf("not run: this is the same %s call, with the same arguments, %d times in a row "+
+			"(tool_options.max_repeats is %d); its result will not change: try something else, or give your answer",
+			c.Name, repeats, l.maxRepeats))
+	}
+	p.kind = callRun
+	return p
+}
+
+// breaker counts identical calls in a row and returns how many this one makes.
+func (l *loop) breaker(key string) int {
+	if key == l.lastKey {
+		l.repeats++
+	} else {
+		l.lastKey, l.repeats = key, 1
+	}
+	return l.repeats
+}
+
+// replayed answers a call from the record of an earlier attempt, or arranges for a call that
+// was in flight to be run again (idempotent tools) or closed as interrupted.
+func (l *loop) replayed(p *pendingCall, i int) *pendingCall {
+	rec := l.resume.record(i)
+	p.idx = i
+	p.info = l.info[p.ref.Name]
+	if rec.Result != nil {
+		p.kind, p.res = callReplay, *rec.Result
+		p.msg = resultText(p.res)
+		return p
+	}
+	if p.info.Annotations.Idempotent {
+		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped; running it again (the tool is idempotent)", rec.ID, rec.Tool))
+		p.kind = callRerun
+		return p
+	}
+	l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped; not running it again (the tool is not idempotent)", rec.ID, rec.Tool))
+	p.kind = callAbandon
+	p.res = state.ToolCallResult{Error: "interrupted; not re-run because not idempotent: the run stopped while this call " +
+		"was running, so it may or may not have taken effect; check before trying it again"}
+	p.msg = resultText(p.res)
+	return p
+}
+
+func refuse(p *pendingCall, why string) *pendingCall {
+	p.kind = callRefused
+	p.res = state.ToolCallResult{Error: why}
+	p.msg = resultText(p.res)
+	return p
+}
+
+// unknownTool tells the model which tools it has.
+func (l *loop) unknownTool(name string) string {
+	if len(l.toolNames) == 0 {
+		return fmt.Sprintf("unknown tool %q: this step has no tools; answer without calling any", name)
+	}
+	msg := fmt.Sprintf("unknown tool %q: this step's tools are %s", name, strings.Join(l.toolNames, ", "))
+	if hint := workflow.DidYouMean(name, l.toolNames); hint != "" {
+		msg += " (" + hint + ")"
+	}
+	return msg
+}
+
+// execute records and runs the pending calls. Read-only calls of one reply run concurrently
+// when every call to run is read-only and tool_options.parallel allows it; otherwise they run
+// one after another in the model's order, and an error that ends the step stops the rest.
+// Records are appended in the model's order either way.
+func (l *loop) execute(ctx context.Context, pending []*pendingCall) error {
+	toRun := slices.DeleteFunc(slices.Clone(pending), func(p *pendingCall) bool { return !p.runs() })
+	if !l.parallel(toRun) {
+		for _, p := range pending {
+			if err := l.begin(ctx, p); err != nil {
+				return err
+			}
+			if !p.runs() {
+				continue
+			}
+			l.invoke(ctx, p)
+			if err := l.end(ctx, p); err != nil {
+				return err
+			}
+			if p.abort != nil {
+				return p.abort
+			}
+		}
+		return nil
+	}
+	for _, p := range pending {
+		if err := l.begin(ctx, p); err != nil {
+			return err
+		}
+	}
+	var wg sync.WaitGroup
+	for _, p := range toRun {
+		wg.Go(func() { l.invoke(ctx, p) })
+	}
+	wg.Wait()
+	var first error
+	for _, p := range toRun {
+		if err := l.end(ctx, p); err != nil {
+			return err
+		}
+		if first == nil {
+			first = p.abort
+		}
+	}
+	return first
+}
+
+// runs reports whether the call goes to the invoker.
+func (p *pendingCall) runs() bool { return p.kind == callRun || p.kind == callRerun }
+
+// parallel reports whether the calls may run concurrently.
+func (l *loop) parallel(calls []*pendingCall) bool {
+	if len(calls) < 2 || (l.a.ToolOptions.Parallel != nil && !*l.a.ToolOptions.Parallel) {
+		return false
+	}
+	for _, p := range calls {
+		if !p.info.Annotations.ReadOnly {
+			return false
+		}
+	}
+	return true
+}
+
+// begin records a call before it runs: in flight when it is about to run, with its result
+// when it was answered without running. Replayed calls are recorded already.
+func (l *loop) begin(ctx context.Context, p *pendingCall) error {
+	switch p.kind {
+	case callReplay:
+		l.emit(ports.Event{Kind: ports.ToolFinished, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p),
+			Status: "replayed", Message: "result recorded before the run was resumed"})
+		return nil
+	case callOverLimit:
+		return nil
+	case callAbandon:
+		idx, res := p.idx, p.res
+		return l.save(ctx, func(s *state.StepState) { finishRecord(s, idx, res) })
+	case callRerun:
+		l.emit(ports.Event{Kind: ports.ToolStarted, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p)})
+		return nil
+	}
+	rec := state.ToolCallRecord{ID: p.ref.ID, Tool: p.ref.Name, Arguments: p.args}
+	if p.kind == callRefused {
+		res := p.res
+		rec.Result = &res
+		l.emit(ports.Event{Kind: ports.ToolFinished, Tool: p.ref.Name, CallID: p.ref.ID, Status: "error", Message: p.res.Error})
+	} else {
+		rec.InFlight = true
+		l.emit(ports.Event{Kind: ports.ToolStarted, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p)})
+	}
+	return l.save(ctx, func(s *state.StepState) {
+		s.ToolCalls = append(s.ToolCalls, rec)
+		p.idx = len(s.ToolCalls) - 1
+		if rec.Result != nil {
+			addStats(s, *rec.Result)
+		}
+	})
+}
+
+// invoke runs one call through the governed path. It touches only p.
+func (l *loop) invoke(ctx context.Context, p *pendingCall) {
+	start := l.x.d.Clock.Now()
+	res, err := l.x.d.Tools.Invoke(ctx, ports.ToolRequest{
+		RunID: l.sc.RunID, Step: l.step, CallID: p.ref.ID, Name: p.ref.Name, Args: p.args,
+		Timeout: l.a.ToolOptions.TimeoutPerCall,
+	})
+	took := res.Duration
+	if took <= 0 {
+		took = l.x.d.Clock.Now().Sub(start)
+	}
+	p.res = toRecord(res, err, took)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		p.abort = context.Cause(ctx)
+	case err != nil && (errors.Is(err, ports.ErrAbortStep) || fault.KindOf(err) == fault.System):
+		p.abort = fmt.Errorf("tool %s: %w", p.ref.Name, err)
+	}
+	p.msg = resultText(p.res)
+}
+
+// toRecord turns what the invoker returned into the call's recorded result. An error is an
+// error result; fault.Denied errors and denied results are recorded as denials.
+func toRecord(res tool.Result, err error, took time.Duration) state.ToolCallResult {
+	r := state.ToolCallResult{
+		Success:    err == nil && res.Succeeded() && !res.Denied,
+		Output:     res.Output,
+		Error:      res.Error,
+		DurationMs: took.Milliseconds(),
+		Approval:   res.Approval,
+		Denied:     res.Denied,
+		Truncated:  res.Truncated,
+		Cached:     res.Cached,
+	}
+	if err != nil {
+		r.Error = err.Error()
+		r.Denied = r.Denied || fault.KindOf(err) == fault.Denied
+	}
+	if !r.Success && r.Error == "" {
+		r.Error = "the tool failed without saying why"
+	}
+	return r
+}
+
+// end records a call's result and reports it; an error means the state could not be saved.
+// A call cut short by the end of ctx is left in flight in the state, which is the truth:
+// nobody knows what it did.
+func (l *loop) end(ctx context.Context, p *pendingCall) error {
+	if p.abort != nil && ctx.Err() != nil {
+		return nil
+	}
+	status := "ok"
+	switch {
+	case p.res.Denied:
+		status = "denied"
+	case !p.res.Success:
+		status = "error"
+	}
+	l.emit(ports.Event{Kind: ports.ToolFinished, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p),
+		Status: status, Duration: time.Duration(p.res.DurationMs) * time.Millisecond, Message: p.res.Error})
+	idx, res := p.idx, p.res
+	return l.save(ctx, func(s *state.StepState) { finishRecord(s, idx, res) })
+}
+
+// finishRecord sets the result of the call recorded at idx and counts it.
+func finishRecord(s *state.StepState, idx int, res state.ToolCallResult) {
+	if idx < 0 || idx >= len(s.ToolCalls) {
+		return
+	}
+	s.ToolCalls[idx].Result = &res
+	s.ToolCalls[idx].InFlight = false
+	addStats(s, res)
+}
+
+func addStats(s *state.StepState, res state.ToolCallResult) {
+	if s.ToolStats == nil {
+		s.ToolStats = &state.ToolStats{}
+	}
+	s.ToolStats.Add(res)
+}
+
+func (l *loop) meta(p *pendingCall) string {
+	if p.info.Meta == nil {
+		return ""
+	}
+	return p.info.Meta(p.args)
+}
+
+// resultText is what the model reads back: the output, or the error with whatever output the
+// tool produced (a failing test run's report matters). Providers without an error flag see
+// the "Error:" or "Denied:" prefix.
+func resultText(r state.ToolCallResult) string {
+	if r.Success {
+		if r.Output == "" {
+			return "(no output)"
+		}
+		return r.Output
+	}
+	prefix := "Error: "
+	if r.Denied {
+		prefix = "Denied: "
+	}
+	if r.Output == "" {
+		return prefix + r.Error
+	}
+	return strings.TrimRight(r.Output, "\n") + "\n\n" + prefix + r.Error
+}
+
+// closeAbandoned closes the records a crash left in flight that the model did not ask for
+// again, so that no call stays in flight once the step has ended.
+func (l *loop) closeAbandoned(ctx context.Context) error {
+	idxs := l.resume.abandoned()
+	if len(idxs) == 0 {
+		return nil
+	}
+	for _, i := range idxs {
+		rec := l.resume.record(i)
+		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped and the model did not ask for it again", rec.ID, rec.Tool))
+	}
+	res := state.ToolCallResult{Error: "interrupted: the run stopped while this call was running, and the resumed model did not ask for it again"}
+	return l.save(ctx, func(s *state.StepState) {
+		for _, i := range idxs {
+			finishRecord(s, i, res)
+		}
+	})
+}

@@ -1,0 +1,214 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/tool"
+)
+
+// The governance ports of DESIGN section 5: the sandbox policy (PolicyChecker), the person who
+// approves calls (Approver) and the audit log (AuditSink), with the decisions that travel
+// between them and the governed call path (internal/application/govern).
+
+// Who decided a call: the values of ApprovalDecision.By, tool.Result.Approval and the audit
+// record's approval.by.
+const (
+	ByAuto           = "auto"            // the tool's approval mode (or the default) is auto
+	ByUser           = "user"            // the person at the terminal answered
+	ByRule           = "rule"            // an approval rule of the workflow matched
+	ByPolicy         = "policy"          // the sandbox policy, or a configured approval: deny
+	ByQuota          = "quota"           // the tool's max_calls was reached in this run
+	ByNonInteractive = "non_interactive" // approval was needed and nobody could be asked
+	ByTimeout        = "timeout"         // the person did not answer in time
+	ByFlag           = "flag"            // --approve or --yes on the command line
+	ByGate           = "gate"            // the call gate: arguments too large or too deep
+)
+
+// ErrNoApprover is returned by an Approver that has nobody to ask (no terminal, or prompts
+// forbidden by --non-interactive or CI). The approval flow then follows the non-interactive
+// mode at once; it never waits.
+var ErrNoApprover = errors.New("no terminal to ask for approval")
+
+// Answer is a person's answer to an approval request.
+type Answer string
+
+// Answers. Always approves this exact canonical call (tool and canonical form) for the rest of
+// the run, never a prefix or a similar call.
+const (
+	AnswerYes     Answer = "yes"
+	AnswerNo      Answer = "no"
+	AnswerAlways  Answer = "always"
+	AnswerTimeout Answer = "timeout"
+)
+
+// Approver asks a person whether one tool call may run. Implementations serialise their
+// prompts, honour ctx (cancellation and deadline) and req.Timeout (answering AnswerTimeout when
+// it passes), and return ErrNoApprover without blocking when nobody can be asked. They must be
+// safe for concurrent use.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Answer, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, req ApprovalRequest) (Answer, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, req ApprovalRequest) (Answer, error) {
+	return f(ctx, req)
+}
+
+// ApprovalRequest is what a person is shown: the tool, its one-line summary, the arguments as
+// the model sent them and their canonical form, which is what an "always" answer approves.
+type ApprovalRequest struct {
+	RunID     string
+	Step      string
+	CallID    string
+	Tool      string
+	Meta      string
+	Args      map[string]any
+	Canonical tool.Canonical
+	// Reason says why the call needs a person ("tool write_file asks for approval").
+	Reason string
+	// Timeout is how long to wait for an answer; 0 means until ctx is done.
+	Timeout time.Duration
+}
+
+// ApprovalDecision is the approval flow's verdict on one call.
+type ApprovalDecision struct {
+	Allowed bool
+	// By is who decided: one of the By* constants.
+	By string
+	// Rule names the setting that decided: "approval.rules[2]", "tools.shell.approval",
+	// "tools.shell.max_calls", "--yes", "always".
+	Rule string
+	// Answer is the person's answer when one was asked.
+	Answer Answer
+	// Reason is the message for the model when the call is denied.
+	Reason string
+}
+
+// GovernedCall is one tool call as the policy sees it.
+type GovernedCall struct {
+	RunID       string
+	Step        string
+	CallID      string
+	Tool        string
+	Args        map[string]any
+	Canonical   tool.Canonical
+	Annotations tool.Annotations
+	// Depth is the meta-tool nesting depth (0 for a call from a step or a model).
+	Depth int
+}
+
+// PolicyChecker decides whether the sandbox policy allows a call, before approval and
+// execution (DESIGN section 5, layers L0 and L1). It must not block for long and must be safe
+// for concurrent use. A checker that cannot decide must deny: the policy fails closed.
+type PolicyChecker interface {
+	Check(ctx context.Context, call GovernedCall) PolicyDecision
+}
+
+// PolicyCheckerFunc adapts a function to PolicyChecker.
+type PolicyCheckerFunc func(ctx context.Context, call GovernedCall) PolicyDecision
+
+// Check calls f.
+func (f PolicyCheckerFunc) Check(ctx context.Context, call GovernedCall) PolicyDecision {
+	return f(ctx, call)
+}
+
+// AllowAll is the policy used until a sandbox policy is configured: it allows every call and
+// says so in the audit record (rule "allow_all").
+var AllowAll PolicyChecker = PolicyCheckerFunc(func(context.Context, GovernedCall) PolicyDecision {
+	return PolicyDecision{Allowed: true, Rule: "allow_all", Layer: "none"}
+})
+
+// PolicyDecision is the sandbox policy's verdict on one call, and what will enforce it.
+type PolicyDecision struct {
+	Allowed bool
+	// Rule names the policy entry that decided ("sandbox.paths.write[0]").
+	Rule string
+	// Layer is the layer that decided (L0 gate, L1 tool semantics, L2 OS).
+	Layer string
+	// Reason is the message for the model when the call is denied, without the "denied by
+	// policy:" prefix the governed path adds.
+	Reason string
+	// Backend and Applied describe the sandbox the call runs under (backend name; Landlock
+	// ABI, namespaces, seccomp, uid, ...), copied into the audit record.
+	Backend string
+	Applied map[string]string
+}
+
+// Outcomes of a call in the audit log.
+const (
+	OutcomeOK      = "ok"
+	OutcomeError   = "error"
+	OutcomeDenied  = "denied"
+	OutcomeTimeout = "timeout"
+)
+
+// Decisions of the approval and sandbox parts of an audit record.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+)
+
+// AuditSink receives one record per tool call, allowed or not (DESIGN section 5, layer L3).
+// Record must have made the record durable when it returns nil; implementations mask secrets
+// in arguments, meta and error text and must be safe for concurrent use.
+type AuditSink interface {
+	Record(ctx context.Context, rec AuditRecord) error
+}
+
+// AuditSinkFunc adapts a function to AuditSink.
+type AuditSinkFunc func(ctx context.Context, rec AuditRecord) error
+
+// Record calls f.
+func (f AuditSinkFunc) Record(ctx context.Context, rec AuditRecord) error { return f(ctx, rec) }
+
+// AuditRecord is one line of the audit log. Its JSON names are the file format that `awf
+// audit` and people's scripts read.
+type AuditRecord struct {
+	Time      time.Time      `json:"time"`
+	RunID     string         `json:"run_id,omitempty"`
+	Step      string         `json:"step,omitempty"`
+	CallID    string         `json:"call_id,omitempty"`
+	Tool      string         `json:"tool"`
+	Depth     int            `json:"depth,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	Meta      string         `json:"meta,omitempty"`
+	// Approval is nil when the call was refused before approval was asked.
+	Approval *AuditApproval `json:"approval,omitempty"`
+	// Sandbox is nil when the call was refused before the policy was checked.
+	Sandbox    *AuditSandbox `json:"sandbox,omitempty"`
+	Outcome    string        `json:"outcome"`
+	Error      string        `json:"error,omitempty"`
+	DurationMs int64         `json:"duration_ms"`
+	OutputSize int           `json:"output_size"`
+	Truncated  bool          `json:"truncated,omitempty"`
+	// Secrets are values to mask wherever they appear in the record (the values of the
+	// environment variables the policy marks secret). They are never written.
+	Secrets []string `json:"-"`
+}
+
+// AuditApproval is the approval part of an audit record.
+type AuditApproval struct {
+	Decision string `json:"decision"`
+	By       string `json:"by,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Answer   string `json:"answer,omitempty"`
+}
+
+// AuditSandbox is the sandbox part of an audit record: the policy's decision and the
+// enforcement applied.
+type AuditSandbox struct {
+	Decision string            `json:"decision"`
+	Rule     string            `json:"rule,omitempty"`
+	Layer    string            `json:"layer,omitempty"`
+	Reason   string            `json:"reason,omitempty"`
+	Backend  string            `json:"backend,omitempty"`
+	Applied  map[string]string `json:"applied,omitempty"`
+}
+
+// Denied reports whether the call was refused (by the gate, the policy or approval).
+func (r AuditRecord) Denied() bool { return r.Outcome == OutcomeDenied }

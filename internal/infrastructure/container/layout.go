@@ -1,0 +1,252 @@
+package container
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/moby/moby/api/types/mount"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// DefaultProtect are the names kept read-only at the top of every writable directory, whatever
+// the policy says: git hooks and config run code, .awf holds awf's own state, audit log and
+// tool manifests, .env files hold secrets. Policy.Paths.Protect adds to them.
+var DefaultProtect = []string{".git/hooks", ".git/config", ".awf", ".env", ".env.*"}
+
+// layout is the file system a container sees of the host: the workspace read-only, the
+// writable directories of the policy read-write on top, the protected paths inside them
+// read-only again, and read globs outside the workspace read-only. Host path = container path.
+type layout struct {
+	workspace string   // absolute, as given: the mount target
+	writable  []string // mount targets, read-write
+	readOnly  []string // extra read-only mount targets outside the workspace
+	protected []string // read-only mount targets inside writable ones
+	sources   map[string]string
+	notes     []string // what the policy asks that this layout does not enforce
+}
+
+// mounts returns the bind mounts, parents before children.
+func (l *layout) mounts() []mount.Mount {
+	var ms []mount.Mount
+	add := func(target string, ro bool) {
+		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: l.sources[target], Target: target, ReadOnly: ro,
+			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+	}
+	if !slices.Contains(l.writable, l.workspace) {
+		add(l.workspace, true)
+	}
+	for _, p := range l.readOnly {
+		add(p, true)
+	}
+	for _, p := range l.writable {
+		add(p, false)
+	}
+	for _, p := range l.protected {
+		add(p, true)
+	}
+	slices.SortStableFunc(ms, func(a, b mount.Mount) int { return depth(a.Target) - depth(b.Target) })
+	return ms
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+// contains reports whether the mounts of l show the host path p in the container.
+func (l *layout) contains(p string) bool {
+	return within(p, l.workspace) || slices.ContainsFunc(l.readOnly, func(r string) bool { return within(p, r) }) ||
+		slices.ContainsFunc(l.writable, func(w string) bool { return within(p, w) })
+}
+
+// planLayout works out the layout for workspace under policy p. With create set, a missing
+// writable directory inside the workspace (the static prefix of a write glob) is created, so
+// that a build can write where the policy lets it; without it (Describe), nothing is touched.
+func planLayout(workspace string, p *workflow.Policy, create bool) (*layout, error) {
+	ws, err := filepath.Abs(workspace)
+	if err != nil {
+		return nil, fault.Wrap(fault.System, fmt.Errorf("workspace %s: %w", workspace, err))
+	}
+	if err := mountable(ws); err != nil {
+		return nil, fault.New(fault.Invalid, "container workspace: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(ws)
+	if err != nil {
+		return nil, fault.New(fault.Execution, "container workspace: %w", err)
+	}
+	l := &layout{workspace: ws, sources: map[string]string{ws: real}}
+	var paths workflow.PathPolicy
+	if p != nil {
+		paths = p.Paths
+	}
+	if err := l.addWritable(paths.Write, create); err != nil {
+		return nil, err
+	}
+	if err := l.addReadable(paths.Read); err != nil {
+		return nil, err
+	}
+	l.addProtected(paths.Protect)
+	return l, nil
+}
+
+// mountable refuses mount targets that would hide the container's own system: the root, and
+// the kernel's pseudo file systems.
+func mountable(p string) error {
+	if p == "/" {
+		return fmt.Errorf("cannot mount the host's root directory")
+	}
+	for _, sys := range []string{"/proc", "/sys", "/dev", exchangeDir} {
+		if within(p, sys) {
+			return fmt.Errorf("cannot mount %s: it is under %s, which the container needs for itself", p, sys)
+		}
+	}
+	return nil
+}
+
+// addWritable mounts the static prefix of each write glob read-write. A nil list means the
+// whole workspace, an empty one nothing.
+func (l *layout) addWritable(globs []string, create bool) error {
+	if globs == nil {
+		l.writable = []string{l.workspace}
+		return nil
+	}
+	for _, g := range globs {
+		prefix, literal := l.staticPrefix(g)
+		if err := mountable(prefix); err != nil {
+			return fault.New(fault.Invalid, "sandbox.paths.write %q: %w", g, err)
+		}
+		inside := within(prefix, l.workspace)
+		if _, err := os.Lstat(prefix); os.IsNotExist(err) && !literal && inside && create {
+			if err := os.MkdirAll(prefix, 0o755); err != nil {
+				return fault.New(fault.Execution, "sandbox.paths.write %q: create %s: %w", g, prefix, err)
+			}
+		}
+		src, err := filepath.EvalSymlinks(prefix)
+		if err != nil {
+			l.notes = append(l.notes, fmt.Sprintf("write %s not mounted: %v", g, err))
+			continue
+		}
+		// A symlink in the prefix must not carry the mount out of the workspace: the bind
+		// would make its target writable.
+		if inside && !within(src, l.sources[l.workspace]) {
+			return fault.New(fault.Denied, "sandbox.paths.write %q: %s leads through a symlink to %s, outside the workspace", g, prefix, src)
+		}
+		l.sources[prefix] = src
+		l.writable = appendRoot(l.writable, prefix)
+	}
+	return nil
+}
+
+// addReadable mounts the static prefix of each read glob outside the workspace read-only; the
+// workspace is always mounted. Read globs narrower than the workspace are left to the tools'
+// own checks (L1) and noted.
+func (l *layout) addReadable(globs []string) error {
+	for _, g := range globs {
+		prefix, _ := l.staticPrefix(g)
+		if within(prefix, l.workspace) || slices.ContainsFunc(l.writable, func(w string) bool { return within(prefix, w) }) {
+			if prefix != l.workspace {
+				l.notes = appendOnce(l.notes, "paths.read inside the workspace: the whole workspace is visible read-only")
+			}
+			continue
+		}
+		if err := mountable(prefix); err != nil {
+			l.notes = append(l.notes, fmt.Sprintf("read %s not mounted: %v", g, err))
+			continue
+		}
+		src, err := filepath.EvalSymlinks(prefix)
+		if err != nil {
+			l.notes = append(l.notes, fmt.Sprintf("read %s not mounted: %v", g, err))
+			continue
+		}
+		l.sources[prefix] = src
+		l.readOnly = appendRoot(l.readOnly, prefix)
+	}
+	return nil
+}
+
+// addProtected mounts, inside each writable directory, the existing paths matching
+// DefaultProtect and the policy's protect globs read-only over themselves. A glob starting with
+// "**/" is looked for at the top of each writable directory; other "**" globs cannot be
+// expanded without walking the tree and are noted. Symlinks are not mounted (the bind would
+// expose their target) and are noted.
+func (l *layout) addProtected(globs []string) {
+	var patterns []string
+	for _, g := range slices.Concat(DefaultProtect, globs) {
+		rest, anyDepth := strings.CutPrefix(g, "**/")
+		switch {
+		case strings.Contains(rest, "**"):
+			l.notes = append(l.notes, fmt.Sprintf("protect %s: only checked by the file tools", g))
+		case filepath.IsAbs(rest):
+			patterns = append(patterns, rest)
+		case anyDepth || slices.Contains(DefaultProtect, g):
+			for _, w := range l.writable {
+				patterns = append(patterns, filepath.Join(w, rest))
+			}
+		default:
+			patterns = append(patterns, filepath.Join(l.workspace, rest))
+		}
+	}
+	for _, pat := range patterns {
+		matches, _ := filepath.Glob(pat) // the only error is a bad pattern: then nothing matches
+		for _, m := range matches {
+			if !slices.ContainsFunc(l.writable, func(w string) bool { return within(m, w) }) || slices.Contains(l.protected, m) {
+				continue
+			}
+			if fi, err := os.Lstat(m); err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				l.notes = append(l.notes, fmt.Sprintf("protect %s: a symlink, not mounted", m))
+				continue
+			}
+			l.sources[m] = m
+			l.protected = append(l.protected, m)
+		}
+	}
+	slices.Sort(l.protected)
+}
+
+// staticPrefix returns the longest leading part of glob g without pattern characters, as an
+// absolute path (relative globs are relative to the workspace), and whether g has no pattern
+// characters at all.
+func (l *layout) staticPrefix(g string) (string, bool) {
+	if !filepath.IsAbs(g) {
+		g = filepath.Join(l.workspace, g)
+	}
+	segs := strings.Split(filepath.Clean(g), "/")
+	for i, s := range segs {
+		if strings.ContainsAny(s, `*?[{\`) {
+			prefix := strings.Join(segs[:i], "/")
+			if prefix == "" {
+				prefix = "/"
+			}
+			return prefix, false
+		}
+	}
+	return filepath.Clean(g), true
+}
+
+// within reports whether path p is root or below it.
+func within(p, root string) bool {
+	if root == "/" {
+		return true
+	}
+	return p == root || strings.HasPrefix(p, root+"/")
+}
+
+// appendRoot adds p to roots unless one of them already holds it, and drops the roots p holds.
+func appendRoot(roots []string, p string) []string {
+	if slices.ContainsFunc(roots, func(r string) bool { return within(p, r) }) {
+		return roots
+	}
+	roots = slices.DeleteFunc(roots, func(r string) bool { return within(r, p) })
+	roots = append(roots, p)
+	slices.Sort(roots)
+	return roots
+}
+
+func appendOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}

@@ -1,0 +1,222 @@
+package container
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/process"
+)
+
+// Network modes of workflow.Policy.Network.
+const (
+	networkNone      = "none"
+	networkAllowlist = "allowlist"
+	networkHost      = "host"
+)
+
+// spec is one run's container, worked out from the request, the policy and the Config before
+// anything reaches the engine.
+type spec struct {
+	image     string
+	dir       string
+	layout    *layout
+	network   string // "none" or the Docker network to join
+	resources container.Resources
+	timeout   time.Duration
+	output    int64
+	wire      *process.Request
+	stdin     string
+	applied   map[string]string
+}
+
+// plan checks req and builds its spec. With create unset nothing on disk changes (Describe).
+func (r *Runner) plan(req ports.ProcessRequest, create bool) (*spec, error) {
+	pol := req.Policy
+	if pol == nil {
+		pol = &workflow.Policy{}
+	}
+	s := &spec{image: pol.Image, stdin: req.Stdin}
+	if s.image == "" {
+		s.image = r.cfg.Image
+	}
+	if s.image == "" {
+		return nil, fault.New(fault.Invalid, "sandbox backend container: no image (set sandbox.image)")
+	}
+	workspace := cmp.Or(r.cfg.WorkDir, req.Dir, r.cwd)
+	l, err := planLayout(workspace, pol, create)
+	if err != nil {
+		return nil, err
+	}
+	s.layout = l
+	if s.dir, err = r.workingDir(req.Dir, l); err != nil {
+		return nil, err
+	}
+	if s.network, err = r.network(pol); err != nil {
+		return nil, err
+	}
+	limits := r.limits(pol.Limits)
+	s.resources = resources(limits)
+	s.timeout = cmp.Or(req.Timeout, limits.Timeout)
+	s.output = cmp.Or(req.OutputLimit, limits.Output, DefaultOutputLimit)
+	if s.wire, err = r.wireRequest(req); err != nil {
+		return nil, err
+	}
+	s.applied = r.describe(s, limits)
+	return s, nil
+}
+
+// workingDir checks that the script's directory exists and is inside what the container sees.
+func (r *Runner) workingDir(dir string, l *layout) (string, error) {
+	if dir == "" {
+		return l.workspace, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fault.New(fault.Execution, "working directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fault.New(fault.Execution, "working directory %s: not a directory", dir)
+	}
+	if !l.contains(dir) {
+		return "", fault.New(fault.Execution, "working directory %s is outside the workspace %s mounted in the container", dir, l.workspace)
+	}
+	return dir, nil
+}
+
+// network maps the policy's network mode to a Docker network. Processes get no network unless
+// the policy allows some. A host allowlist cannot be enforced by this backend (that takes the
+// filtering proxy of the process sandbox): under enforce: strict it is refused, otherwise the
+// container gets the configured network unfiltered and the audit record says so.
+func (r *Runner) network(p *workflow.Policy) (string, error) {
+	mode := p.Network
+	if mode == "" && len(p.Hosts) > 0 {
+		mode = networkAllowlist
+	}
+	switch mode {
+	case "", networkNone:
+		return networkNone, nil
+	case networkHost:
+		return r.cfg.Network, nil
+	case networkAllowlist:
+		if p.Enforce == "strict" {
+			return "", fault.New(fault.Denied, "sandbox backend container cannot restrict a process to hosts %s "+
+				"(enforce: strict): use network: none or host, or the process backend", strings.Join(p.Hosts, ", "))
+		}
+		return r.cfg.Network, nil
+	}
+	return "", fault.New(fault.Invalid, "sandbox.network %q: want none, allowlist or host", mode)
+}
+
+// limits fills the policy's zero limits from the Config's defaults.
+func (r *Runner) limits(p workflow.Limits) workflow.Limits {
+	d := r.cfg.Limits
+	return workflow.Limits{
+		Timeout:  cmp.Or(p.Timeout, d.Timeout),
+		Output:   cmp.Or(p.Output, d.Output),
+		Memory:   cmp.Or(p.Memory, d.Memory),
+		PIDs:     cmp.Or(p.PIDs, d.PIDs, DefaultPIDs),
+		FileSize: cmp.Or(p.FileSize, d.FileSize),
+		CPU:      cmp.Or(p.CPU, d.CPU),
+	}
+}
+
+// resources are the cgroup limits and rlimits of the container. Swap is off (MemorySwap equal
+// to Memory), so the memory limit is a limit.
+func resources(l workflow.Limits) container.Resources {
+	res := container.Resources{Memory: l.Memory, NanoCPUs: int64(l.CPU * 1e9)}
+	if l.Memory > 0 {
+		res.MemorySwap = l.Memory
+	}
+	if l.PIDs > 0 {
+		pids := int64(l.PIDs)
+		res.PidsLimit = &pids
+	}
+	if l.FileSize > 0 {
+		res.Ulimits = []*container.Ulimit{{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize}}
+	}
+	return res
+}
+
+// wireRequest is what the helper receives: the script, the exported environment and the
+// variables, checked as the process backend checks them.
+func (r *Runner) wireRequest(req ports.ProcessRequest) (*process.Request, error) {
+	for name := range req.Vars {
+		if !syntax.ValidName(name) {
+			return nil, fault.New(fault.Invalid, "shell variable name %q is not a valid identifier", name)
+		}
+	}
+	base := req.BaseEnv
+	if base == nil {
+		base = r.cfg.BaseEnv
+	}
+	env := slices.Clone(base)
+	for _, name := range slices.Sorted(maps.Keys(req.Env)) {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return nil, fault.New(fault.Invalid, "environment variable name %q: must be non-empty, without '=' or NUL", name)
+		}
+		env = append(env, name+"="+req.Env[name]) // a later entry wins in the helper
+	}
+	return &process.Request{Script: req.Script, Env: env, Vars: req.Vars}, nil
+}
+
+// describe says what the container enforces, for the audit record's sandbox.applied.
+func (r *Runner) describe(s *spec, l workflow.Limits) map[string]string {
+	a := map[string]string{
+		"backend":      "container",
+		"image":        s.image,
+		"network":      s.network,
+		"user":         r.user,
+		"capabilities": "none",
+		"no_new_privs": "true",
+		"root_fs":      "read-only",
+		"tmp":          "tmpfs " + strconv.FormatInt(r.cfg.TmpSize, 10) + " bytes",
+		"workspace":    s.layout.workspace,
+		"writable":     strings.Join(s.layout.writable, ","),
+		"memory":       limitText(l.Memory),
+		"pids":         limitText(int64(l.PIDs)),
+		"cpus":         "unlimited",
+		"file_size":    limitText(l.FileSize),
+	}
+	if l.CPU > 0 {
+		a["cpus"] = strconv.FormatFloat(l.CPU, 'g', -1, 64)
+	}
+	if len(s.layout.readOnly) > 0 {
+		a["readable"] = strings.Join(s.layout.readOnly, ",")
+	}
+	if len(s.layout.protected) > 0 {
+		a["protected"] = strings.Join(s.layout.protected, ",")
+	}
+	notes := slices.Clone(s.layout.notes)
+	if s.network != networkNone && s.network != "" {
+		notes = append(notes, "network not filtered by host")
+	}
+	if len(notes) > 0 {
+		a["notes"] = strings.Join(notes, "; ")
+	}
+	return a
+}
+
+func limitText(n int64) string {
+	if n <= 0 {
+		return "unlimited"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// userOf is the container's user: the uid and gid awf runs as, so that what a script writes in
+// the workspace belongs to the user who ran awf.
+func userOf() string {
+	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+}

@@ -1,0 +1,315 @@
+// Package factory builds the model provider of each agent step from configuration: the
+// workflow's providers:, the providers: of the config files, and the built-in defaults
+// (openai, anthropic and its alias claude, ollama, cli). It applies the command line's
+// --provider and --model, substitutes the replay provider for every step under --replay, and
+// wraps providers in a recorder under --record. API keys are read from the environment
+// variables the configuration names, never from workflow files. It implements
+// ports.ProviderSource.
+package factory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/config"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/anthropic"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/cliagent"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/ollama"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/openai"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/replay"
+)
+
+// Provider types.
+const (
+	TypeOpenAI    = "openai"
+	TypeAnthropic = "anthropic"
+	TypeClaude    = "claude" // alias of anthropic
+	TypeOllama    = "ollama"
+	TypeCLI       = "cli"
+	TypeReplay    = "replay"
+)
+
+// DefaultCLICommand is the command of the built-in cli provider: Claude Code in print mode,
+// reading the prompt on standard input.
+const DefaultCLICommand = "claude -p"
+
+// Options are the settings from outside the workflow.
+type Options struct {
+	// Getenv reads API keys from the variables the configuration names. Required.
+	Getenv func(string) string
+	// Environ is the environment of cli provider commands; nil means awf's own.
+	Environ []string
+	// WorkDir is where cli provider commands run; empty means the current directory.
+	WorkDir string
+	// Providers are the providers: of the config files, already merged by precedence.
+	Providers map[string]config.ProviderConfig
+	// DefaultProvider and DefaultModel (config provider and model: AWF_PROVIDER, AWF_MODEL,
+	// config files) serve steps that name none.
+	DefaultProvider string
+	DefaultModel    string
+	// Provider and Model (--provider, --model) replace every agent step's own.
+	Provider string
+	Model    string
+	// Replay (--replay FILE) plays that cassette instead of any model; Record (--record
+	// FILE) records every model turn into that cassette. At most one of them.
+	Replay string
+	Record string
+	// HTTPClient sends the requests of HTTP providers; nil means theirs.
+	HTTPClient *http.Client
+}
+
+// Factory resolves providers and keeps one client per distinct configuration. Safe for
+// concurrent use. Call Close at the end of the run to write the recording.
+type Factory struct {
+	o        Options
+	player   *replay.Player
+	recorder *replay.Recorder
+
+	mu      sync.Mutex
+	clients map[string]ports.Provider
+	players map[string]*replay.Player
+}
+
+var _ ports.ProviderSource = (*Factory)(nil)
+
+// New checks o and opens the replay cassette. Asking for both --replay and --record, or a
+// cassette that does not load, is a fault.Usage error.
+func New(o Options) (*Factory, error) {
+	if o.Getenv == nil {
+		return nil, fault.New(fault.System, "provider factory: no Getenv")
+	}
+	if o.Replay != "" && o.Record != "" {
+		return nil, fault.New(fault.Usage, "--replay and --record cannot be used together: a replayed run has no model to record")
+	}
+	f := &Factory{o: o, clients: map[string]ports.Provider{}, players: map[string]*replay.Player{}}
+	if o.Replay != "" {
+		p, err := replay.Open(o.Replay)
+		if err != nil {
+			return nil, err
+		}
+		f.player = p
+	}
+	if o.Record != "" {
+		f.recorder = replay.NewRecorder(o.Record)
+	}
+	return f, nil
+}
+
+// Provider resolves an agent step's provider: --provider, else the step's provider:, else the
+// configured default; its definition from the workflow's providers:, else the config files',
+// else the built-in one of that name. The model is --model, else the step's options.model,
+// else the provider's model, else the configured default.
+func (f *Factory) Provider(_ context.Context, ref ports.ProviderRef) (ports.ResolvedProvider, error) {
+	name := cmp.Or(f.o.Provider, ref.Name, f.o.DefaultProvider)
+	wfName, wfDir := "", ""
+	if ref.Workflow != nil {
+		wfName, wfDir = ref.Workflow.Name, ref.Workflow.Dir
+	}
+	if name == "" && f.player != nil {
+		return f.replayed(ref, wfName, "", f.o.Model, nil), nil
+	}
+	if name == "" {
+		return ports.ResolvedProvider{}, fault.New(fault.Usage,
+			"step %q names no provider and no default is configured: set provider: in the step, "+
+				"or use --provider, AWF_PROVIDER or provider: in the config file", ref.Step)
+	}
+	s, err := f.lookup(name, ref.Workflow)
+	if err != nil {
+		return ports.ResolvedProvider{}, err
+	}
+	model := cmp.Or(f.o.Model, ref.Model, s.Model, f.o.DefaultModel)
+	tr, reqOpts, err := transportOf(s)
+	if err != nil {
+		return ports.ResolvedProvider{}, err
+	}
+	if f.player != nil {
+		return f.replayed(ref, wfName, name, model, reqOpts), nil
+	}
+	p, err := f.client(s, tr, cmp.Or(ref.ToolFormat, tr.toolFormat), wfDir)
+	if err != nil {
+		return ports.ResolvedProvider{}, err
+	}
+	if f.recorder != nil {
+		p = f.recorder.Wrap(wfName, ref.Step, p)
+	}
+	return ports.ResolvedProvider{Provider: p, Name: name, Model: model, Options: reqOpts}, nil
+}
+
+// replayed is a step's provider under --replay: the cassette, whatever the step names.
+func (f *Factory) replayed(ref ports.ProviderRef, wfName, name, model string, opts map[string]any) ports.ResolvedProvider {
+	label := "replay"
+	if name != "" {
+		label = name + " (replayed)"
+	}
+	return ports.ResolvedProvider{Provider: f.player.Step(wfName, ref.Step), Name: label, Model: model, Options: opts}
+}
+
+// Close writes the recording, if any.
+func (f *Factory) Close() error {
+	if f.recorder == nil {
+		return nil
+	}
+	return f.recorder.Save()
+}
+
+// Unplayed lists, under --replay, the steps whose recorded turns were not all played.
+func (f *Factory) Unplayed() []string {
+	if f.player == nil {
+		return nil
+	}
+	return f.player.Unused()
+}
+
+// spec is a provider definition, wherever it came from.
+type spec struct {
+	Name, Type, BaseURL, Model, APIKeyEnv, Command string
+	Args                                           []string
+	Options                                        map[string]any
+	// from says where the definition is, for messages.
+	from string
+}
+
+// builtins are the providers every workflow can name without defining them.
+var builtins = map[string]spec{
+	TypeOpenAI:    {Type: TypeOpenAI},
+	TypeAnthropic: {Type: TypeAnthropic},
+	TypeClaude:    {Type: TypeAnthropic},
+	TypeOllama:    {Type: TypeOllama},
+	TypeCLI:       {Type: TypeCLI, Command: DefaultCLICommand},
+}
+
+// lookup finds a provider's definition.
+func (f *Factory) lookup(name string, wf *workflow.Workflow) (spec, error) {
+	if wf != nil {
+		if p, ok := wf.Providers[name]; ok {
+			return withType(spec{Name: name, Type: p.Type, BaseURL: p.BaseURL, Model: p.Model, APIKeyEnv: p.APIKeyEnv,
+				Command: p.Command, Args: p.Args, Options: p.Options, from: "the workflow's providers"})
+		}
+	}
+	if p, ok := f.o.Providers[name]; ok {
+		return withType(spec{Name: name, Type: p.Type, BaseURL: p.BaseURL, Model: p.Model, APIKeyEnv: p.APIKeyEnv,
+			Command: p.Command, Args: p.Args, Options: p.Options, from: "the config file's providers"})
+	}
+	if b, ok := builtins[name]; ok {
+		b.Name, b.from = name, "the built-in providers"
+		return b, nil
+	}
+	var known []string
+	if wf != nil {
+		known = slices.Collect(maps.Keys(wf.Providers))
+	}
+	known = append(known, slices.Collect(maps.Keys(f.o.Providers))...)
+	known = append(known, slices.Sorted(maps.Keys(builtins))...)
+	msg := fmt.Sprintf("unknown provider %q: define it under providers: in the workflow or the config file, or use a built-in one (anthropic, claude, cli, ollama, openai)", name)
+	if hint := workflow.DidYouMean(name, known); hint != "" {
+		msg += " (" + hint + ")"
+	}
+	return spec{}, fault.New(fault.Usage, "%s", msg)
+}
+
+// withType fills in a definition's type: a definition named after a built-in may leave it out.
+func withType(s spec) (spec, error) {
+	if s.Type == "" {
+		if b, ok := builtins[s.Name]; ok {
+			s.Type = b.Type
+			if s.Type == TypeCLI && s.Command == "" {
+				s.Command = DefaultCLICommand
+			}
+			return s, nil
+		}
+		return s, fault.New(fault.Usage, "provider %q in %s has no type: set type: to openai, anthropic, ollama, cli or replay", s.Name, s.from)
+	}
+	if s.Type == TypeClaude {
+		s.Type = TypeAnthropic
+	}
+	return s, nil
+}
+
+// client returns the provider for a definition, built once per distinct definition.
+func (f *Factory) client(s spec, tr transport, toolFormat, wfDir string) (ports.Provider, error) {
+	key := fmt.Sprintf("%s\x00%s\x00%s\x00%s\x00%s\x00%q\x00%s\x00%+v\x00%s", s.Type, s.BaseURL, s.Model, s.APIKeyEnv,
+		s.Command, s.Args, toolFormat, tr, wfDir)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.clients[key]; ok {
+		return p, nil
+	}
+	p, err := f.build(s, tr, toolFormat, wfDir)
+	if err != nil {
+		return nil, fmt.Errorf("provider %q (%s): %w", s.Name, s.from, err)
+	}
+	f.clients[key] = p
+	return p, nil
+}
+
+func (f *Factory) build(s spec, tr transport, toolFormat, wfDir string) (ports.Provider, error) {
+	switch s.Type {
+	case TypeOpenAI:
+		env := s.APIKeyEnv
+		if env == "" && (s.BaseURL == "" || s.BaseURL == openai.DefaultBaseURL) {
+			// Only OpenAI itself gets OPENAI_API_KEY: a compatible server elsewhere must be
+			// given a variable of its own, so the key never reaches a third party.
+			env = openai.DefaultKeyEnv
+		}
+		return openai.New(openai.Config{BaseURL: s.BaseURL, Model: s.Model, APIKey: f.key(env), APIKeyEnv: env,
+			HTTPClient: f.o.HTTPClient, Stream: tr.stream, MaxRetries: tr.maxRetries, Headers: tr.headers, Timeout: tr.timeout})
+	case TypeAnthropic:
+		env := cmp.Or(s.APIKeyEnv, anthropic.DefaultKeyEnv)
+		return anthropic.New(anthropic.Config{BaseURL: s.BaseURL, Model: s.Model, APIKey: f.key(env), APIKeyEnv: env,
+			HTTPClient: f.o.HTTPClient, Stream: tr.stream, MaxRetries: tr.maxRetries, Headers: tr.headers, Timeout: tr.timeout})
+	case TypeOllama:
+		return ollama.New(ollama.Config{BaseURL: s.BaseURL, Model: s.Model, APIKey: f.key(s.APIKeyEnv), APIKeyEnv: s.APIKeyEnv,
+			HTTPClient: f.o.HTTPClient, Stream: tr.stream, MaxRetries: tr.maxRetries, Headers: tr.headers, Timeout: tr.timeout})
+	case TypeCLI:
+		return cliagent.New(cliagent.Config{Name: s.Name, Command: s.Command, Args: s.Args, ToolFormat: toolFormat,
+			Dir: f.o.WorkDir, Env: f.o.Environ, Timeout: tr.timeout, MaxRepairs: tr.maxRepairs})
+	case TypeReplay:
+		return f.cassette(tr.cassette, wfDir)
+	}
+	return nil, fault.New(fault.Usage, "unknown type %q: want openai, anthropic, ollama, cli or replay", s.Type)
+}
+
+// cassette is a provider of type replay: a cassette named in the configuration (relative to
+// the workflow's directory), played from its start in each run.
+func (f *Factory) cassette(path, wfDir string) (ports.Provider, error) {
+	if path == "" {
+		return nil, fault.New(fault.Usage, "a replay provider needs options.cassette: the cassette file to play")
+	}
+	if !filepath.IsAbs(path) && wfDir != "" {
+		path = filepath.Join(wfDir, path)
+	}
+	p, ok := f.players[path]
+	if !ok {
+		var err error
+		if p, err = replay.Open(path); err != nil {
+			return nil, err
+		}
+		f.players[path] = p
+	}
+	return replayAll{p}, nil
+}
+
+// replayAll plays a configured cassette for any step: the step is not known when the client
+// is built, so it plays the interactions recorded without a workflow, by step... which needs
+// the step. See stepless.
+type replayAll struct{ p *replay.Player }
+
+func (r replayAll) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
+	return r.p.Step("", "").Chat(ctx, req)
+}
+
+func (f *Factory) key(env string) string {
+	if env == "" {
+		return ""
+	}
+	return f.o.Getenv(env)
+}

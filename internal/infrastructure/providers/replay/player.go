@@ -1,0 +1,261 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+)
+
+// Player plays a cassette. Each step gets its own cursor over the interactions recorded for
+// it. A request must match the next recorded one: model, system prompt, tool names, and the
+// conversation message by message, except the text of tool results, which tools produce
+// afresh on every run (timings in test output, for one); whether each result was an error
+// must match. Safe for concurrent use.
+type Player struct {
+	path string
+	c    *Cassette
+
+	mu   sync.Mutex
+	next map[string]int // step key -> how many of its interactions were played
+}
+
+// Open loads the cassette at path for playing.
+func Open(path string) (*Player, error) {
+	c, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return NewPlayer(path, c), nil
+}
+
+// NewPlayer plays c; path names the cassette in messages.
+func NewPlayer(path string, c *Cassette) *Player {
+	return &Player{path: path, c: c, next: map[string]int{}}
+}
+
+// Step returns the provider of one agent step of a workflow.
+func (p *Player) Step(workflow, step string) ports.Provider {
+	return &stepPlayer{p: p, workflow: workflow, step: step}
+}
+
+// Unused describes the steps whose recorded interactions were not all played, one line per
+// step: a run that ended early, or a cassette holding more than this run needed.
+func (p *Player) Unused() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	counts := map[string]int{}
+	for _, in := range p.c.Interactions {
+		counts[key(in.Workflow, in.Step)]++
+	}
+	var out []string
+	for k, n := range counts {
+		if played := p.next[k]; played < n {
+			out = append(out, fmt.Sprintf("%s: %d of %d recorded model turns not played", k, n-played, n))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func key(workflow, step string) string {
+	if workflow == "" {
+		return step
+	}
+	return workflow + "/" + step
+}
+
+// interactions returns the indexes of the interactions recorded for a step, and the key of
+// its cursor: those of the workflow's step, else those recorded without a workflow.
+func (p *Player) interactions(workflow, step string) ([]int, string) {
+	var exact, any []int
+	for i, in := range p.c.Interactions {
+		switch {
+		case in.Step != step:
+		case in.Workflow == workflow:
+			exact = append(exact, i)
+		case in.Workflow == "":
+			any = append(any, i)
+		}
+	}
+	if len(exact) > 0 {
+		return exact, key(workflow, step)
+	}
+	return any, key("", step)
+}
+
+type stepPlayer struct {
+	p              *Player
+	workflow, step string
+}
+
+// Chat returns the recorded reply when req matches the next recorded request of the step.
+// A mismatch, or a request beyond what was recorded, is a fault.Usage error that names the
+// first difference and says how to record the cassette again.
+func (s *stepPlayer) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return ports.ChatResponse{}, err
+	}
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	idxs, k := p.interactions(s.workflow, s.step)
+	n := p.next[k]
+	if n >= len(idxs) {
+		return ports.ChatResponse{}, fault.New(fault.Usage,
+			"replay: step %q asked the model a %s time, but the cassette %s holds %d model turns for it%s",
+			s.step, ordinal(n+1), p.path, len(idxs), p.advice())
+	}
+	in := p.c.Interactions[idxs[n]]
+	if diff := compare(in.Request, req); diff != "" {
+		return ports.ChatResponse{}, fault.New(fault.Usage,
+			"replay: request %d of step %q differs from the cassette %s (interaction %d): %s%s",
+			n+1, s.step, p.path, idxs[n]+1, diff, p.advice())
+	}
+	p.next[k] = n + 1
+	if req.OnDelta != nil && in.Response.Content != "" {
+		req.OnDelta(in.Response.Content)
+	}
+	resp := ports.ChatResponse{
+		Content:      in.Response.Content,
+		ToolCalls:    slices.Clone(in.Response.ToolCalls),
+		FinishReason: in.Response.FinishReason,
+		Model:        in.Response.Model,
+	}
+	if u := in.Response.Usage; u != nil {
+		resp.Usage = *u
+	}
+	if resp.Model == "" {
+		resp.Model = in.Request.Model
+	}
+	return resp, nil
+}
+
+func (p *Player) advice() string {
+	return fmt.Sprintf(".\nA cassette replays one recorded run: use the inputs, workflow and tool approvals it was "+
+		"recorded with, or record it again against a live provider with --record %s", p.path)
+}
+
+func ordinal(n int) string {
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+		return fmt.Sprintf("%dth", n)
+	case n%10 == 1:
+		return fmt.Sprintf("%dst", n)
+	case n%10 == 2:
+		return fmt.Sprintf("%dnd", n)
+	case n%10 == 3:
+		return fmt.Sprintf("%drd", n)
+	}
+	return fmt.Sprintf("%dth", n)
+}
+
+// compare returns the first difference between a recorded request and req, in words, or ""
+// when they match.
+func compare(rec Request, req ports.ChatRequest) string {
+	if rec.Model != req.Model {
+		return fmt.Sprintf("model is %q, was %q", req.Model, rec.Model)
+	}
+	if d := textDiff(rec.System, req.System); d != "" {
+		return "the system prompt differs: " + d
+	}
+	names := make([]string, len(req.Tools))
+	for i, t := range req.Tools {
+		names[i] = t.Name
+	}
+	if !slices.Equal(rec.Tools, names) {
+		return fmt.Sprintf("the tools offered are [%s], were [%s]", strings.Join(names, ", "), strings.Join(rec.Tools, ", "))
+	}
+	for i := range max(len(rec.Messages), len(req.Messages)) {
+		if i >= len(rec.Messages) {
+			return fmt.Sprintf("the conversation has %d messages, was %d: messages[%d] (%s) is new", len(req.Messages), len(rec.Messages), i, describe(req.Messages[i]))
+		}
+		if i >= len(req.Messages) {
+			return fmt.Sprintf("the conversation has %d messages, was %d: messages[%d] (%s) is missing", len(req.Messages), len(rec.Messages), i, describe(rec.Messages[i]))
+		}
+		if d := messageDiff(rec.Messages[i], req.Messages[i]); d != "" {
+			return fmt.Sprintf("messages[%d] (%s): %s", i, describe(req.Messages[i]), d)
+		}
+	}
+	return ""
+}
+
+func describe(m state.Message) string {
+	switch {
+	case m.Role == "tool":
+		return fmt.Sprintf("result of %s %s", m.Name, m.ToolCallID)
+	case len(m.ToolCalls) > 0:
+		return fmt.Sprintf("%s with %d tool calls", m.Role, len(m.ToolCalls))
+	}
+	return m.Role
+}
+
+// messageDiff compares two messages; a tool result's text is not compared (see Player).
+func messageDiff(rec, got state.Message) string {
+	switch {
+	case rec.Role != got.Role:
+		return fmt.Sprintf("role is %q, was %q", got.Role, rec.Role)
+	case rec.ToolCallID != got.ToolCallID:
+		return fmt.Sprintf("answers call %q, was %q", got.ToolCallID, rec.ToolCallID)
+	case rec.Name != got.Name:
+		return fmt.Sprintf("tool is %q, was %q", got.Name, rec.Name)
+	case rec.IsError != got.IsError && got.IsError:
+		return fmt.Sprintf("the call failed now but succeeded when recorded: %s", snippet(got.Content, 200))
+	case rec.IsError != got.IsError:
+		return "the call succeeded now but failed when recorded"
+	}
+	if got.Role != "tool" {
+		if d := textDiff(rec.Content, got.Content); d != "" {
+			return "the text differs: " + d
+		}
+	}
+	if len(rec.ToolCalls) != len(got.ToolCalls) {
+		return fmt.Sprintf("%d tool calls, were %d", len(got.ToolCalls), len(rec.ToolCalls))
+	}
+	for j, c := range got.ToolCalls {
+		r := rec.ToolCalls[j]
+		if c.ID != r.ID || c.Name != r.Name || !sameJSON(c.Arguments, r.Arguments) {
+			return fmt.Sprintf("tool call %d is %s %s (%s), was %s %s (%s)", j, c.Name, c.Arguments, c.ID, r.Name, r.Arguments, r.ID)
+		}
+	}
+	return ""
+}
+
+// textDiff shows where two texts part, with some context, or "" when they are equal.
+func textDiff(rec, got string) string {
+	if rec == got {
+		return ""
+	}
+	i := 0
+	for i < len(rec) && i < len(got) && rec[i] == got[i] {
+		i++
+	}
+	from := max(0, i-30)
+	return fmt.Sprintf("at byte %d, now %s, was %s", i, excerpt(got, from), excerpt(rec, from))
+}
+
+func excerpt(s string, from int) string {
+	if from >= len(s) {
+		return "(end of text)"
+	}
+	s = s[from:]
+	out := snippet(s, 60)
+	if from > 0 {
+		out = "..." + out
+	}
+	return out
+}
+
+// snippet quotes the start of s.
+func snippet(s string, n int) string {
+	if len(s) > n {
+		return fmt.Sprintf("%q...", s[:n])
+	}
+	return fmt.Sprintf("%q", s)
+}

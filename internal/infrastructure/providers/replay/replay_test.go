@@ -1,0 +1,258 @@
+package replay_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/ports/portstest"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/replay"
+)
+
+var tools = []ports.ToolSchema{{Name: "read_file", Parameters: json.RawMessage(`{"type":"object"}`)}, {Name: "run_tests"}}
+
+// conversation is a run of one step: each request extends the previous one.
+func conversation() []ports.ChatRequest {
+	first := []state.Message{{Role: "user", Content: "Implement: add Reverse\nwith a test"}}
+	second := append(first,
+		state.Message{Role: "assistant", Content: "Reading.", ToolCalls: []state.CallRef{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.go"}`}}},
+		state.Message{Role: "tool", ToolCallID: "call_1", Name: "read_file", Content: "package a\n\tfunc A() {}\n"})
+	return []ports.ChatRequest{
+		{Model: "m1", System: "Be brief.", Messages: first, Tools: tools},
+		{Model: "m1", System: "Be brief.", Messages: second, Tools: tools},
+	}
+}
+
+func replies() []portstest.Reply {
+	r1 := portstest.Calls(1, [2]string{"read_file", `{"path":"a.go"}`})
+	r1.Response.Content = "Reading."
+	r1.Response.Usage = state.Tokens{Input: 10, Output: 5, Total: 15}
+	return []portstest.Reply{r1, portstest.Text("Done: it works.\n  - with \"quotes\"\n\ttabs")}
+}
+
+// record runs the conversation through a recorder over a scripted provider.
+func record(t *testing.T, path string) []ports.ChatResponse {
+	t.Helper()
+	rec := replay.NewRecorder(path)
+	p := rec.Wrap("wf", "implement", portstest.NewScriptedProvider(replies()...))
+	var out []ports.ChatResponse
+	for _, req := range conversation() {
+		resp, err := p.Chat(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, resp)
+	}
+	return out
+}
+
+func TestRecordThenReplay(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cassettes", "run.yaml")
+	live := record(t, path)
+	player, err := replay.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := player.Step("wf", "implement")
+	for i, req := range conversation() {
+		got, err := p.Chat(t.Context(), req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		want := live[i]
+		if want.Model == "" {
+			want.Model = req.Model
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("reply %d (-live +replayed):\n%s", i+1, diff)
+		}
+	}
+	if u := player.Unused(); len(u) != 0 {
+		t.Errorf("Unused = %v, want none", u)
+	}
+	c, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(conversation()[1].Messages, c.Interactions[1].Request.Messages); diff != "" {
+		t.Errorf("recorded request (-sent +recorded):\n%s", diff)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "content: |-\n") {
+		t.Errorf("multi-line text is not a literal block:\n%s", data)
+	}
+}
+
+func TestReplayMismatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.yaml")
+	record(t, path)
+	tests := []struct {
+		name   string
+		change func([]ports.ChatRequest) ports.ChatRequest
+		want   string
+	}{{
+		name: "prompt",
+		change: func(r []ports.ChatRequest) ports.ChatRequest {
+			r[0].Messages = []state.Message{{Role: "user", Content: "Implement: add Revert\nwith a test"}}
+			return r[0]
+		},
+		want: `request 1 of step "implement" differs from the cassette ` + path + ` (interaction 1): messages[0] (user): the text differs: at byte 20, now "Implement: add Revert`,
+	}, {
+		name:   "model",
+		change: func(r []ports.ChatRequest) ports.ChatRequest { r[0].Model = "m2"; return r[0] },
+		want:   `model is "m2", was "m1"`,
+	}, {
+		name:   "tools",
+		change: func(r []ports.ChatRequest) ports.ChatRequest { r[0].Tools = tools[:1]; return r[0] },
+		want:   "the tools offered are [read_file], were [read_file, run_tests]",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			player, err := replay.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = player.Step("wf", "implement").Chat(t.Context(), tc.change(conversation()))
+			if err == nil || !strings.Contains(err.Error(), tc.want) || fault.KindOf(err) != fault.Usage {
+				t.Fatalf("err = %v, want a usage error containing %q", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), "--record "+path) {
+				t.Errorf("err = %v, want it to say how to record again", err)
+			}
+		})
+	}
+}
+
+func TestReplayToolResults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.yaml")
+	record(t, path)
+	reqs := conversation()
+	t.Run("other text is fine", func(t *testing.T) {
+		player, _ := replay.Open(path)
+		p := player.Step("wf", "implement")
+		if _, err := p.Chat(t.Context(), reqs[0]); err != nil {
+			t.Fatal(err)
+		}
+		r := reqs[1]
+		r.Messages = append([]state.Message(nil), r.Messages...)
+		r.Messages[2].Content = "ok  example.com/a  0.004s"
+		if _, err := p.Chat(t.Context(), r); err != nil {
+			t.Errorf("tool output that changed between runs: %v", err)
+		}
+	})
+	t.Run("a failure now is a mismatch", func(t *testing.T) {
+		player, _ := replay.Open(path)
+		p := player.Step("wf", "implement")
+		if _, err := p.Chat(t.Context(), reqs[0]); err != nil {
+			t.Fatal(err)
+		}
+		r := reqs[1]
+		r.Messages = append([]state.Message(nil), r.Messages...)
+		r.Messages[2].IsError, r.Messages[2].Content = true, "Denied: no terminal to ask for approval"
+		_, err := p.Chat(t.Context(), r)
+		if err == nil || !strings.Contains(err.Error(), `messages[2] (result of read_file call_1): the call failed now but succeeded when recorded: "Denied: no terminal`) {
+			t.Errorf("err = %v, want the failed call named", err)
+		}
+	})
+}
+
+func TestReplayExhausted(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.yaml")
+	record(t, path)
+	player, _ := replay.Open(path)
+	p := player.Step("wf", "implement")
+	for _, req := range conversation() {
+		if _, err := p.Chat(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := p.Chat(t.Context(), conversation()[1])
+	if err == nil || !strings.Contains(err.Error(), `step "implement" asked the model a 3rd time, but the cassette`) {
+		t.Errorf("err = %v, want it to say the cassette holds no more turns", err)
+	}
+	if _, err := player.Step("wf", "other").Chat(t.Context(), conversation()[0]); err == nil ||
+		!strings.Contains(err.Error(), "holds 0 model turns") {
+		t.Errorf("unknown step: err = %v", err)
+	}
+}
+
+func TestStepsHaveTheirOwnCursor(t *testing.T) {
+	c := &replay.Cassette{Version: 1, Interactions: []replay.Interaction{
+		{Workflow: "wf", Step: "a", Request: replay.Request{Messages: []state.Message{{Role: "user", Content: "A"}}}, Response: replay.Response{Content: "a1"}},
+		{Workflow: "wf", Step: "b", Request: replay.Request{Messages: []state.Message{{Role: "user", Content: "B"}}}, Response: replay.Response{Content: "b1"}},
+		{Step: "c", Request: replay.Request{Messages: []state.Message{{Role: "user", Content: "C"}}}, Response: replay.Response{Content: "c1"}},
+	}}
+	player := replay.NewPlayer("x.yaml", c)
+	ask := func(step, content string) string {
+		t.Helper()
+		resp, err := player.Step("wf", step).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: content}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Content
+	}
+	if got := ask("b", "B") + ask("a", "A") + ask("c", "C"); got != "b1a1c1" {
+		t.Errorf("replies = %q, want b1a1c1 (each step in its own order; c from any workflow)", got)
+	}
+	if u := player.Unused(); len(u) != 0 {
+		t.Errorf("Unused = %v", u)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct{ name, content, want string }{
+		{"missing", "", "does not exist"},
+		{"unknown key", "version: 1\ninteractions:\n  - step: a\n    reqest: {}\n", "reqest"},
+		{"version", "version: 2\ninteractions: []\n", "version 2"},
+		{"no step", "version: 1\ninteractions:\n  - request: {messages: []}\n", "interaction 1 names no step"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".yaml")
+			if tc.content != "" {
+				if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := replay.Load(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || fault.KindOf(err) != fault.Usage {
+				t.Errorf("Load = %v, want a usage error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEncodeRoundTrips(t *testing.T) {
+	awkward := []string{"", " leading space\nsecond", "tab\tand\r\nCRLF", "\n\n", "- item\n: colon", ".inf", "? x", "trailing spaces   \nx  ", "#hash\n'single'"}
+	c := &replay.Cassette{Version: 1}
+	for i, s := range awkward {
+		c.Interactions = append(c.Interactions, replay.Interaction{Step: "s", Request: replay.Request{
+			System: s, Messages: []state.Message{{Role: "user", Content: s}}}, Response: replay.Response{Content: s, ToolCalls: []state.CallRef{{ID: "x", Name: "t", Arguments: `{"i":` + string(rune('0'+i)) + `}`}}}})
+	}
+	data, err := replay.Encode(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range awkward {
+		in := back.Interactions[i]
+		if in.Request.System != s || in.Request.Messages[0].Content != s || in.Response.Content != s {
+			t.Errorf("%q came back as %q / %q / %q", s, in.Request.System, in.Request.Messages[0].Content, in.Response.Content)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package cmdcheck
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// literal returns a word's value when it is fixed before the command runs: unquoted text
+// without expansions, globs, braces or a leading tilde, single quotes, and double quotes
+// without expansions. Anything else is only known at run time.
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if i == 0 && strings.HasPrefix(v, "~") || mayExpand(v) {
+				return "", false
+			}
+			b.WriteString(unescape(v, false))
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.Contains(p.Value, `\`) {
+				return "", false // $'\x63url': ANSI-C escapes
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return "", false // $"..." is translated
+			}
+			for _, dp := range p.Parts {
+				lit, ok := dp.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(unescape(lit.Value, true))
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// mayExpand reports whether unquoted text may change by pathname or brace expansion.
+func mayExpand(v string) bool {
+	for i := 0; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++
+		case '*', '?':
+			return true
+		case '[':
+			if strings.Contains(v[i+1:], "]") {
+				return true
+			}
+		case '{':
+			if rest := v[i:]; strings.ContainsAny(rest, ",") || strings.Contains(rest, "..") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// unescape removes the backslashes the shell removes: any in unquoted text, and in double
+// quotes only before $ ` " \ and newline. A backslash-newline disappears.
+func unescape(v string, dquoted bool) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 == len(v) {
+			b.WriteByte(c)
+			continue
+		}
+		next := v[i+1]
+		switch {
+		case next == '\n':
+			i++
+		case !dquoted || strings.IndexByte("$`\"\\", next) >= 0:
+			b.WriteByte(next)
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,329 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// SystemRead are the directories every process may read and execute from: programs,
+// libraries and /etc. Missing ones are skipped when the helper applies the rules. Secrets of
+// /etc (shadow files, ssh host keys) are masked in the mount namespace and unreadable by the
+// dropped uid anyway.
+var SystemRead = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/sbin", "/usr"}
+
+// Devices are the device files every process may read and write.
+var Devices = []string{"/dev/full", "/dev/null", "/dev/random", "/dev/urandom", "/dev/zero"}
+
+// DefaultProtect are the patterns, relative to the working directory, that are never
+// writable whatever the policy says: code that runs on the next git command or awf run, and
+// secrets. A policy's paths.protect adds to them.
+var DefaultProtect = []string{".git/hooks", ".git/config", ".awf", ".env*"}
+
+// Defaults of the limits when a policy sets none.
+const (
+	DefaultPIDs   = 1024
+	DefaultNoFile = 4096
+)
+
+// Context is what Compile needs besides the policy.
+type Context struct {
+	// Dir is the absolute working directory; relative patterns are relative to it.
+	Dir string
+	// Home expands a leading "~/" in patterns; empty makes such a pattern an error.
+	Home string
+}
+
+// Compile builds the Spec of a tool's processes from the workflow policy p (nil: the
+// defaults) narrowed by the tool's restrictions r (nil: none). Restrictions only narrow:
+// their paths intersect the policy's read and write paths (system directories stay
+// readable), their commands and hosts intersect the policy's lists.
+//
+// Path patterns become their static prefix: "src/**/*.go" allows the directory src. The OS
+// layer works on directory trees; the file tools check the full pattern. Errors are
+// fault.Invalid and name the policy field.
+//
+// With no policy, processes read and write the working directory, read the system
+// directories, have no network and no command allowlist, and the protected paths are
+// read-only.
+func Compile(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (*Spec, error) {
+	if !filepath.IsAbs(ctx.Dir) {
+		return nil, fault.New(fault.System, "sandbox: working directory %q is not absolute", ctx.Dir)
+	}
+	if p == nil {
+		p = &workflow.Policy{}
+	}
+	if r == nil {
+		r = &workflow.Restrictions{}
+	}
+	ctx.Dir = filepath.Clean(ctx.Dir)
+	s := &Spec{Version: SpecVersion, Dir: ctx.Dir, Env: Env{Allow: p.Env.Allow, Set: p.Env.Set}}
+	var err error
+	if s.Read, s.Write, s.Protect, err = compilePaths(p.Paths, r.Paths, ctx); err != nil {
+		return nil, err
+	}
+	if s.Commands, s.RestrictCommands, err = compileCommands(p.Commands, r.Commands, ctx); err != nil {
+		return nil, err
+	}
+	if s.Network, err = compileNetwork(p.Network, p.Hosts, r.Hosts); err != nil {
+		return nil, err
+	}
+	s.Limits = Limits{Memory: p.Limits.Memory, PIDs: p.Limits.PIDs, FileSize: p.Limits.FileSize, CPU: p.Limits.CPU, NoFile: DefaultNoFile}
+	if s.Limits.PIDs == 0 {
+		s.Limits.PIDs = DefaultPIDs
+	}
+	if s.Strict, err = compileEnforce(p.Enforce); err != nil {
+		return nil, err
+	}
+	for _, name := range p.Require {
+		l, err := ParseLayer(name)
+		if err != nil {
+			return nil, err
+		}
+		s.Require = append(s.Require, l)
+	}
+	return s, s.Validate()
+}
+
+func compilePaths(pp workflow.PathPolicy, narrow []string, ctx Context) (read, write, protect []string, err error) {
+	prefixes := func(field string, patterns []string, def []string) ([]string, error) {
+		if patterns == nil {
+			return def, nil
+		}
+		out := []string{}
+		for _, pat := range patterns {
+			abs, err := absPattern(field, pat, ctx)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, staticPrefix(abs))
+		}
+		return out, nil
+	}
+	userRead, err := prefixes("sandbox.paths.read", pp.Read, []string{ctx.Dir})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	write, err = prefixes("sandbox.paths.write", pp.Write, []string{ctx.Dir})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if narrow != nil {
+		r, err := prefixes("restrictions.paths", narrow, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		userRead, write = intersectPaths(userRead, r), intersectPaths(write, r)
+	}
+	write = minimalRoots(write)
+	read = minimalRoots(append(slices.Clone(SystemRead), userRead...))
+	read = slices.DeleteFunc(read, func(p string) bool { return coveredBy(p, write) })
+	for _, pat := range append(slices.Clone(DefaultProtect), pp.Protect...) {
+		abs, err := absPattern("sandbox.paths.protect", pat, ctx)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		protect = append(protect, abs)
+	}
+	slices.Sort(protect)
+	return read, write, slices.Compact(protect), nil
+}
+
+// absPattern makes a pattern absolute: "~/" from ctx.Home, relative ones from ctx.Dir.
+func absPattern(field, pat string, ctx Context) (string, error) {
+	switch {
+	case pat == "":
+		return "", fault.New(fault.Invalid, "%s: empty path", field)
+	case strings.ContainsRune(pat, 0):
+		return "", fault.New(fault.Invalid, "%s: path %q contains NUL", field, pat)
+	case pat == "~" || strings.HasPrefix(pat, "~/"):
+		if ctx.Home == "" {
+			return "", fault.New(fault.Invalid, "%s: %q: home directory unknown", field, pat)
+		}
+		pat = filepath.Join(ctx.Home, strings.TrimPrefix(pat, "~"))
+	case !filepath.IsAbs(pat):
+		pat = filepath.Join(ctx.Dir, pat)
+	}
+	return filepath.Clean(pat), nil
+}
+
+// staticPrefix is the directory part of a pattern before its first component with a glob or
+// template character.
+func staticPrefix(abs string) string {
+	parts := strings.Split(abs, "/")
+	for i, part := range parts {
+		if strings.ContainsAny(part, "*?[{") {
+			parts = parts[:i]
+			break
+		}
+	}
+	if p := strings.Join(parts, "/"); p != "" {
+		return p
+	}
+	return "/"
+}
+
+// within reports whether p is root or beneath it.
+func within(p, root string) bool {
+	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
+}
+
+func coveredBy(p string, roots []string) bool {
+	return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+}
+
+// intersectPaths returns the trees both lists allow: the deeper of each related pair.
+func intersectPaths(a, b []string) []string {
+	out := []string{}
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case within(y, x):
+				out = append(out, y)
+			case within(x, y):
+				out = append(out, x)
+			}
+		}
+	}
+	return minimalRoots(out)
+}
+
+// minimalRoots sorts paths and drops those beneath another.
+func minimalRoots(paths []string) []string {
+	paths = slices.Clone(paths)
+	slices.Sort(paths)
+	paths = slices.Compact(paths)
+	out := paths[:0]
+	for _, p := range paths {
+		if !coveredBy(p, out) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func compileCommands(policy, narrow []string, ctx Context) ([]string, bool, error) {
+	norm := func(field string, list []string) ([]string, error) {
+		out := []string{}
+		for _, c := range list {
+			switch {
+			case strings.TrimSpace(c) == "" || strings.ContainsAny(c, "\x00\n"):
+				return nil, fault.New(fault.Invalid, "%s: bad command name %q", field, c)
+			case strings.Contains(c, "/"):
+				abs, err := absPattern(field, c, ctx)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, abs)
+			default:
+				out = append(out, c)
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out), nil
+	}
+	p, err := norm("sandbox.commands", policy)
+	if err != nil {
+		return nil, false, err
+	}
+	n, err := norm("restrictions.commands", narrow)
+	if err != nil {
+		return nil, false, err
+	}
+	switch {
+	case policy != nil && narrow != nil:
+		return slices.DeleteFunc(p, func(c string) bool { return !slices.Contains(n, c) }), true, nil
+	case narrow != nil:
+		return n, true, nil
+	case policy != nil:
+		return p, true, nil
+	}
+	return nil, false, nil
+}
+
+func compileNetwork(mode string, hosts, narrow []string) (Network, error) {
+	n := Network{Mode: NetworkMode(mode), Hosts: normHosts(hosts)}
+	switch n.Mode {
+	case "":
+		n.Mode = NetworkNone
+		if len(n.Hosts) > 0 {
+			n.Mode = NetworkAllowlist
+		}
+	case NetworkNone, NetworkAllowlist, NetworkHost:
+	default:
+		msg := "sandbox.network: unknown mode " + mode + " (want none, allowlist or host)"
+		if hint := workflow.DidYouMean(mode, []string{"none", "allowlist", "host"}); hint != "" {
+			msg += ": " + hint
+		}
+		return Network{}, fault.New(fault.Invalid, "%s", msg)
+	}
+	if narrow != nil {
+		switch n.Mode {
+		case NetworkHost:
+			n.Mode, n.Hosts = NetworkAllowlist, normHosts(narrow)
+		case NetworkAllowlist:
+			n.Hosts = intersectHosts(n.Hosts, normHosts(narrow))
+		}
+	}
+	if n.Mode == NetworkNone || (n.Mode == NetworkAllowlist && len(n.Hosts) == 0) {
+		return Network{Mode: NetworkNone}, nil
+	}
+	if n.Mode == NetworkHost {
+		n.Hosts = nil
+	}
+	return n, nil
+}
+
+func normHosts(hosts []string) []string {
+	out := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// hostCovers reports whether pattern allows every host that h allows. Patterns are exact
+// names, "*.example.com" (any subdomain) or "*".
+func hostCovers(pattern, h string) bool {
+	if pattern == "*" || pattern == h {
+		return true
+	}
+	suffix, ok := strings.CutPrefix(pattern, "*")
+	return ok && strings.HasPrefix(suffix, ".") && strings.HasSuffix(strings.TrimPrefix(h, "*"), suffix)
+}
+
+func intersectHosts(a, b []string) []string {
+	out := []string{}
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case hostCovers(x, y):
+				out = append(out, y)
+			case hostCovers(y, x):
+				out = append(out, x)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func compileEnforce(enforce string) (bool, error) {
+	switch enforce {
+	case "", "best_effort":
+		return false, nil
+	case "strict":
+		return true, nil
+	}
+	msg := "sandbox.enforce: unknown value " + enforce + " (want best_effort or strict)"
+	if hint := workflow.DidYouMean(enforce, []string{"best_effort", "strict"}); hint != "" {
+		msg += ": " + hint
+	}
+	return false, fault.New(fault.Invalid, "%s", msg)
+}

@@ -1,0 +1,64 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// noNewPrivs sets PR_SET_NO_NEW_PRIVS on every thread: nothing the script executes gains
+// privileges from setuid bits or file capabilities.
+func noNewPrivs() error {
+	if err := llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no-new-privs: %w", err)
+	}
+	return nil
+}
+
+// dropUID makes every thread uid and gid id, with no supplementary groups. Going from root
+// to a non-zero uid clears the capabilities.
+func dropUID(id int) error {
+	if err := syscall.Setgroups([]int{}); err != nil {
+		return fmt.Errorf("uid: setgroups: %w", err)
+	}
+	if err := syscall.Setresgid(id, id, id); err != nil {
+		return fmt.Errorf("uid: setresgid %d: %w", id, err)
+	}
+	if err := syscall.Setresuid(id, id, id); err != nil {
+		return fmt.Errorf("uid: setresuid %d: %w", id, err)
+	}
+	return nil
+}
+
+// dropBoundingSet empties the capability bounding set of every thread: programs a root that
+// could not drop its uid executes start without capabilities.
+func dropBoundingSet() error {
+	last := 40
+	if data, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+			last = n
+		}
+	}
+	for c := 0; c <= last; c++ {
+		if err := llsys.AllThreadsPrctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("capabilities: drop %d from the bounding set: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// clearAmbient drops the ambient capabilities the helper got to set up its user namespace:
+// the programs it executes run without any.
+func clearAmbient() error {
+	if err := llsys.AllThreadsPrctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("capabilities: clear ambient set: %w", err)
+	}
+	return nil
+}

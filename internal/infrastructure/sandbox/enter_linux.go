@@ -1,0 +1,198 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox/landlock"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox/seccomp"
+)
+
+// Enter applies the spec's OS layers to the calling process, for good: mounts, resource
+// limits, no_new_privs, the uid drop, Landlock and seccomp, in that order, on every thread.
+// The process helper calls it first thing, in the fresh process Prepare's SysProcAttr made,
+// before any script code runs; the commands the script starts inherit everything.
+//
+// A layer this machine lacks is skipped and recorded, unless the spec requires it: then
+// Enter returns a *MissingError (fault.Denied) and the helper must not run the script. Any
+// other failure is fault.System. The working directory is re-entered through the new mounts.
+func Enter(s *Spec) (*Applied, error) {
+	if s.Plan == nil {
+		return nil, fault.New(fault.System, "sandbox: spec without a plan: Prepare was not called")
+	}
+	e := &enter{spec: s, plan: s.Plan, a: &Applied{Backend: "clone", UID: os.Geteuid()}}
+	for _, step := range []func() error{e.namespaces, e.rlimits, e.noNewPrivs, e.credentials, e.landlock, e.seccomp} {
+		if err := step(); err != nil {
+			return e.a, err
+		}
+	}
+	return e.a, e.a.missing(s)
+}
+
+type enter struct {
+	spec *Spec
+	plan *Plan
+	a    *Applied
+	m    *mounts
+	// dropped says the script runs as DropUID.
+	dropped bool
+}
+
+func (e *enter) in(ns Layer) bool { return slices.Contains(e.plan.Namespaces, ns) }
+
+func (e *enter) namespaces() error {
+	if e.in(LayerPIDNS) && os.Getpid() != 1 {
+		return fault.New(fault.System, "sandbox: helper is not the first process of a new pid namespace (pid %d)", os.Getpid())
+	}
+	for _, ns := range []Layer{LayerMountNS, LayerPIDNS, LayerNetNS, LayerUserNS} {
+		if e.in(ns) {
+			e.a.add(ns)
+		} else {
+			e.a.skip(ns, "not created for this helper")
+		}
+	}
+	if e.plan.Cgroup != "" {
+		e.a.add(LayerCgroup)
+	} else {
+		e.a.skip(LayerCgroup, "no usable cgroup v2 (rlimits stand in)")
+	}
+	if !e.in(LayerMountNS) {
+		return nil
+	}
+	e.m = &mounts{spec: e.spec, idmap: e.plan.IDMap && e.plan.DropUID >= 0}
+	if err := e.m.setup(e.in(LayerPIDNS)); err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	return nil
+}
+
+// willDrop says the helper switches to DropUID: it was planned, and the writable paths got
+// their idmapping (without it the dropped uid could not write them).
+func (e *enter) willDrop() bool {
+	return e.plan.DropUID >= 0 && os.Geteuid() == 0 && (e.m == nil || e.m.idmapped)
+}
+
+func (e *enter) rlimits() error {
+	if e.spec.unavailable(LayerRlimits) {
+		e.a.skip(LayerRlimits, "simulated: switched off")
+		return nil
+	}
+	if err := setRlimits(e.spec.Limits, e.willDrop() || os.Geteuid() != 0); err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	e.a.add(LayerRlimits)
+	return nil
+}
+
+func (e *enter) noNewPrivs() error {
+	if e.spec.unavailable(LayerNoNewPrivs) {
+		e.a.skip(LayerNoNewPrivs, "simulated: switched off")
+		return nil
+	}
+	if err := noNewPrivs(); err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	e.a.add(LayerNoNewPrivs)
+	return nil
+}
+
+func (e *enter) credentials() error {
+	switch {
+	case e.willDrop():
+		if err := dropUID(e.plan.DropUID); err != nil {
+			return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+		}
+		e.dropped, e.a.UID = true, e.plan.DropUID
+		e.a.add(LayerUID)
+	case os.Geteuid() != 0:
+		e.a.add(LayerUID)
+	default:
+		why := "root could not drop its uid: no idmapped mount (needs a mount and a user namespace)"
+		if e.m != nil && e.m.idmapErr != nil {
+			why = "root could not drop its uid: " + e.m.idmapErr.Error()
+		}
+		e.a.skip(LayerUID, why+"; programs run as root without capabilities")
+		if err := dropBoundingSet(); err != nil {
+			return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+		}
+	}
+	if e.in(LayerUserNS) {
+		if err := clearAmbient(); err != nil {
+			return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+		}
+	}
+	return nil
+}
+
+// landlockRules are the paths and ports of the spec, plus the temp dir, the devices, and
+// /proc when it is the pid namespace's own.
+func (e *enter) landlockRules() landlock.Rules {
+	r := landlock.Rules{
+		Read:        slices.Clone(e.spec.Read),
+		Write:       append(slices.Clone(e.spec.Write), Devices...),
+		RestrictNet: e.spec.Network.Mode != NetworkHost,
+	}
+	if e.plan.TempDir != "" {
+		r.Write = append(r.Write, e.plan.TempDir)
+	}
+	if e.m != nil && e.m.procMounted {
+		r.Read = append(r.Read, "/proc")
+	}
+	if n := e.spec.Network; n.Mode == NetworkAllowlist && n.ProxyPort > 0 {
+		r.ConnectTCP = []uint16{uint16(n.ProxyPort)}
+	}
+	return r
+}
+
+func (e *enter) landlock() error {
+	if e.spec.unavailable(LayerLandlock) {
+		e.a.skip(LayerLandlock, "simulated: switched off")
+		e.a.skip(LayerLandlockNet, "simulated: Landlock switched off")
+		return nil
+	}
+	rules := e.landlockRules()
+	if e.spec.unavailable(LayerLandlockNet) {
+		rules.RestrictNet, rules.ConnectTCP = false, nil
+	}
+	res, err := landlock.Apply(rules)
+	switch {
+	case errors.Is(err, landlock.ErrUnsupported):
+		e.a.skip(LayerLandlock, "the kernel has no Landlock")
+		e.a.skip(LayerLandlockNet, "the kernel has no Landlock")
+		return nil
+	case err != nil:
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	e.a.LandlockABI = res.ABI
+	e.a.add(LayerLandlock)
+	switch {
+	case res.Net:
+		e.a.add(LayerLandlockNet)
+	case !rules.RestrictNet:
+		e.a.skip(LayerLandlockNet, "network: host, or switched off")
+	default:
+		e.a.skip(LayerLandlockNet, fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4)", res.ABI))
+	}
+	return nil
+}
+
+func (e *enter) seccomp() error {
+	switch {
+	case e.spec.unavailable(LayerSeccomp):
+		e.a.skip(LayerSeccomp, "simulated: switched off")
+		return nil
+	case !seccomp.Supported():
+		e.a.skip(LayerSeccomp, "no seccomp filter support for this kernel or architecture")
+		return nil
+	}
+	if err := seccomp.Install(seccomp.Options{AllowInet: e.spec.Network.Mode == NetworkHost}); err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	e.a.add(LayerSeccomp)
+	return nil
+}

@@ -1,0 +1,56 @@
+package sandbox
+
+import (
+	"context"
+	"slices"
+
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox/cmdcheck"
+	"mvdan.cc/sh/v3/interp"
+)
+
+// Helper is the sandbox inside the process helper: Setup applies the spec before the script
+// is parsed, Middleware guards every command the interpreter executes. One per helper
+// process; the zero value is ready. Not safe for concurrent Setup calls.
+type Helper struct {
+	// Applied is what Setup applied; nil before.
+	Applied *Applied
+	guard   *cmdcheck.Guard
+}
+
+// Setup decodes the spec the parent sent (Launch.Spec, encoded), applies it to this process
+// (Enter) and returns the script's environment adjusted (Spec.Environ). It must run before
+// any script code. Its error is fault.Denied for a missing required layer, fault.System
+// otherwise; the helper must then not run the script.
+func (h *Helper) Setup(encoded []byte, env []string) ([]string, error) {
+	spec, err := DecodeSpec(encoded)
+	if err != nil {
+		return nil, err
+	}
+	if h.Applied, err = Enter(spec); err != nil {
+		return nil, err
+	}
+	env = spec.Environ(env)
+	if spec.RestrictCommands {
+		untrusted := slices.Clone(spec.Write)
+		if spec.Plan.TempDir != "" {
+			untrusted = append(untrusted, spec.Plan.TempDir)
+		}
+		h.guard = cmdcheck.NewGuard(cmdcheck.New(spec.Commands), env, untrusted)
+	}
+	return env, nil
+}
+
+// Middleware is an exec middleware for the mvdan interpreter (interp.ExecHandlers): with a
+// command allowlist, every command is re-checked after expansion and a refused one exits 126
+// with the rule on stderr. Without one, or before Setup, it passes commands through.
+func (h *Helper) Middleware(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	guarded := func() interp.ExecHandlerFunc {
+		if h.guard == nil {
+			return next
+		}
+		return h.guard.Middleware(next)
+	}
+	return func(ctx context.Context, args []string) error {
+		return guarded()(ctx, args)
+	}
+}

@@ -1,0 +1,378 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// maskedFiles are secrets of the system directories: /dev/null is bound over them.
+var maskedFiles = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
+	"/etc/ssh/ssh_host_*_key",
+}
+
+// maskedDirs are secret directories of the system directories: an empty read-only tmpfs
+// hides them.
+var maskedDirs = []string{"/etc/ssl/private"}
+
+// mounts is the mount namespace set-up of Enter.
+type mounts struct {
+	spec *Spec
+	// idmap asks for the writable paths to show their owner as spec.Plan.DropUID.
+	idmap   bool
+	usernss map[[2]int]*os.File // idmapping user namespaces by on-disk owner
+	// Results.
+	procMounted bool
+	idmapped    bool  // every writable path that exists got its idmapping
+	idmapErr    error // why idmapping failed
+	protected   []string
+}
+
+// setup makes the mount namespace: everything read-only, a fresh /proc for the pid namespace,
+// the writable paths and the temp dir read-write (idmapped for a dropped root), protected
+// paths read-only and pinned, secrets masked; then re-enters the working directory through
+// the new mounts.
+func (m *mounts) setup(pidns bool) error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("mountns: working directory: %w", err)
+	}
+	defer m.closeUserns()
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("mountns: make mounts private: %w", err)
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("mountns: make / read-only: %w", err)
+	}
+	if pidns {
+		// A /proc that shows the sandbox's processes only: awf's /proc/<pid>/environ is
+		// out of sight. When it cannot be mounted, Enter keeps /proc out of reach.
+		m.procMounted = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil
+	}
+	m.idmapped = m.idmap
+	writable := slices.Clone(m.spec.Write)
+	for _, w := range writable {
+		if err := m.bindWritable(w, m.idmap); err != nil {
+			return err
+		}
+	}
+	if t := m.spec.Plan.TempDir; t != "" {
+		if err := m.bindWritable(t, false); err != nil {
+			return err
+		}
+	}
+	if err := m.protect(); err != nil {
+		return err
+	}
+	if err := m.mask(); err != nil {
+		return err
+	}
+	if m.idmap {
+		if err := m.expose(append(slices.Clone(writable), cwd)); err != nil {
+			return err
+		}
+	}
+	if err := os.Chdir(cwd); err != nil {
+		return fmt.Errorf("mountns: re-enter %s: %w", cwd, err)
+	}
+	return nil
+}
+
+// bindWritable binds path over itself read-write, idmapped when asked. A file system that
+// refuses idmapping gets a plain bind, and idmapped turns false: the caller keeps root.
+func (m *mounts) bindWritable(path string, idmap bool) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mountns: clone %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	if idmap {
+		ns, err := m.usernsFor(path)
+		if err == nil {
+			idattr := attr
+			idattr.Attr_set, idattr.Userns_fd = unix.MOUNT_ATTR_IDMAP, uint64(ns.Fd())
+			err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &idattr)
+			if err == nil {
+				return m.move(fd, path)
+			}
+		}
+		m.idmapped, m.idmapErr = false, fmt.Errorf("idmapped mount of %s: %w", path, err)
+	}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+		return fmt.Errorf("mountns: make %s writable: %w", path, err)
+	}
+	return m.move(fd, path)
+}
+
+func (m *mounts) move(fd int, path string) error {
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, path, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return fmt.Errorf("mountns: mount %s: %w", path, err)
+	}
+	return nil
+}
+
+// usernsFor returns a user namespace that maps path's on-disk owner to DropUID, for an
+// idmapped mount. It is made by a child stopped before it runs anything (ptrace), whose
+// namespace stays reachable through the open file once the child is gone.
+func (m *mounts) usernsFor(path string) (*os.File, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return nil, err
+	}
+	key := [2]int{int(st.Uid), int(st.Gid)}
+	if ns, ok := m.usernss[key]; ok {
+		return ns, nil
+	}
+	to := m.spec.Plan.DropUID
+	cmd := exec.Command("/proc/self/exe")
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: key[0], HostID: to, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: key[1], HostID: to, Size: 1}},
+		Ptrace:      true,
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("user namespace for the idmapping: %w", err)
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err != nil {
+		return nil, err
+	}
+	if m.usernss == nil {
+		m.usernss = map[[2]int]*os.File{}
+	}
+	m.usernss[key] = ns
+	return ns, nil
+}
+
+func (m *mounts) closeUserns() {
+	for _, ns := range m.usernss {
+		ns.Close()
+	}
+}
+
+// protect binds every existing match of the protected patterns read-only over itself, after
+// pinning the directories between it and its writable root (a mount point cannot be renamed
+// or removed, so .git cannot be swapped for another).
+func (m *mounts) protect() error {
+	var targets, pins []string
+	for _, pat := range m.spec.Protect {
+		matches, err := filepath.Glob(pat)
+		if err != nil {
+			return fmt.Errorf("mountns: protect pattern %s: %w", pat, err)
+		}
+		for _, p := range matches {
+			root := writableRoot(p, m.spec.Write)
+			if fi, err := os.Lstat(p); root == "" || err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				continue // read-only already, or a link whose target is checked on its own
+			}
+			targets = append(targets, p)
+			for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
+				pins = append(pins, d)
+			}
+		}
+	}
+	byDepth := func(a, b string) int {
+		if c := strings.Count(a, "/") - strings.Count(b, "/"); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	}
+	slices.SortFunc(pins, byDepth)
+	slices.SortFunc(targets, byDepth)
+	for _, d := range slices.Compact(pins) {
+		if slices.Contains(targets, d) {
+			continue
+		}
+		if err := m.rebind(d, false); err != nil {
+			return err
+		}
+	}
+	for _, p := range slices.Compact(targets) {
+		if err := m.rebind(p, true); err != nil {
+			return err
+		}
+		m.protected = append(m.protected, p)
+	}
+	return nil
+}
+
+// rebind binds path over itself, read-only if asked, keeping the mounts beneath it.
+func (m *mounts) rebind(path string, readOnly bool) error {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+	if err != nil {
+		return fmt.Errorf("mountns: clone %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	if readOnly {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+			return fmt.Errorf("mountns: make %s read-only: %w", path, err)
+		}
+	}
+	return m.move(fd, path)
+}
+
+// mask hides the secrets of /etc.
+func (m *mounts) mask() error {
+	for _, pat := range maskedFiles {
+		matches, _ := filepath.Glob(pat)
+		for _, p := range matches {
+			if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			if err := unix.Mount("/dev/null", p, "", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("mountns: mask %s: %w", p, err)
+			}
+		}
+	}
+	for _, d := range maskedDirs {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount("tmpfs", d, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0755"); err != nil {
+			return fmt.Errorf("mountns: mask %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// writableRoot returns the writable path p is in, or "".
+func writableRoot(p string, write []string) string {
+	for _, w := range write {
+		if within(p, w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// expose makes the paths the dropped uid needs reachable when an ancestor directory is closed
+// to it (such as /root, mode 0700): an empty read-only tmpfs covers the highest such
+// ancestor, and the paths beneath it are bound back at their places. The rest of the
+// ancestor's content stays hidden, which also helps when Landlock is missing.
+func (m *mounts) expose(extra []string) error {
+	uid := m.spec.Plan.DropUID
+	need := minimalRoots(append(append(slices.Clone(m.spec.Read), extra...), m.spec.Plan.TempDir))
+	covered := map[string][]string{} // closed ancestor -> paths beneath it
+	for _, p := range need {
+		if p == "" || p == "/" {
+			continue
+		}
+		if a := closedAncestor(p, uid); a != "" {
+			covered[a] = append(covered[a], p)
+		}
+	}
+	for _, a := range minimalRoots(mapKeys(covered)) {
+		var paths []string
+		for b, ps := range covered {
+			if within(b, a) {
+				paths = append(paths, ps...)
+			}
+		}
+		if err := m.skeleton(a, minimalRoots(paths)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closedAncestor returns the highest ancestor of p that uid cannot search, or "".
+func closedAncestor(p string, uid int) string {
+	var parts []string
+	for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+		parts = append(parts, d)
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		var st unix.Stat_t
+		if unix.Stat(parts[i], &st) != nil {
+			return ""
+		}
+		search := st.Mode&0o001 != 0 ||
+			int(st.Uid) == uid && st.Mode&0o100 != 0 ||
+			int(st.Gid) == uid && st.Mode&0o010 != 0
+		if !search {
+			return parts[i]
+		}
+	}
+	return ""
+}
+
+// skeleton covers dir with a tmpfs and binds paths (beneath dir) back.
+func (m *mounts) skeleton(dir string, paths []string) error {
+	clones := make([]int, 0, len(paths))
+	defer func() {
+		for _, fd := range clones {
+			unix.Close(fd)
+		}
+	}()
+	var kept []string
+	for _, p := range paths {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("mountns: clone %s: %w", p, err)
+		}
+		clones, kept = append(clones, fd), append(kept, p)
+	}
+	isDir := make([]bool, len(kept))
+	for i, p := range kept {
+		fi, err := os.Stat(p)
+		isDir[i] = err == nil && fi.IsDir()
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=64k,mode=0755"); err != nil {
+		return fmt.Errorf("mountns: cover %s: %w", dir, err)
+	}
+	for i, p := range kept {
+		if err := makeMountPoint(p, isDir[i]); err != nil {
+			return fmt.Errorf("mountns: recreate %s: %w", p, err)
+		}
+		if err := m.move(clones[i], p); err != nil {
+			return err
+		}
+	}
+	if err := unix.MountSetattr(unix.AT_FDCWD, dir, 0, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		return fmt.Errorf("mountns: make %s read-only: %w", dir, err)
+	}
+	return nil
+}
+
+func makeMountPoint(p string, dir bool) error {
+	if dir {
+		return os.MkdirAll(p, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func mapKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}

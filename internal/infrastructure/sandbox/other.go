@@ -1,0 +1,55 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"runtime"
+	"syscall"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+)
+
+// NobodyUID is the uid (and gid) a root awf runs scripts as.
+const NobodyUID = 65534
+
+// Probe reports that no OS layer exists outside Linux.
+func Probe() Report {
+	r := Report{OS: runtime.GOOS, Arch: runtime.GOARCH, UID: syscall.Getuid()}
+	r.Root = r.UID == 0
+	r.Cgroup.Detail = "Linux only"
+	r.Layers = r.verdicts()
+	return r
+}
+
+// Launch is one helper's sandbox; outside Linux it holds the spec only.
+type Launch struct {
+	Spec        *Spec
+	SysProcAttr *syscall.SysProcAttr
+	Expected    Applied
+}
+
+// Close does nothing outside Linux.
+func (l *Launch) Close() error { return nil }
+
+// Prepare refuses a spec with required layers outside Linux, and plans nothing otherwise.
+func Prepare(spec *Spec, rep Report) (*Launch, error) {
+	s := *spec
+	s.Plan = &Plan{DropUID: -1}
+	l := &Launch{Spec: &s, SysProcAttr: &syscall.SysProcAttr{}, Expected: Applied{Backend: "none", UID: rep.UID}}
+	for _, layer := range Layers() {
+		l.Expected.skip(layer, "only on Linux")
+	}
+	return l, l.Expected.missing(&s)
+}
+
+// Enter applies nothing outside Linux; a required layer is refused.
+func Enter(s *Spec) (*Applied, error) {
+	if s.Plan == nil {
+		return nil, fault.New(fault.System, "sandbox: spec without a plan: Prepare was not called")
+	}
+	a := &Applied{Backend: "none"}
+	for _, layer := range Layers() {
+		a.skip(layer, "only on Linux")
+	}
+	return a, a.missing(s)
+}

@@ -1,0 +1,240 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+)
+
+// NobodyUID is the uid (and gid) a root awf runs scripts as.
+const NobodyUID = 65534
+
+// Launch is one helper's sandbox, from Prepare: what the process runner sets on the helper's
+// exec.Cmd, the Spec it sends the helper, and what Close removes once the helper has exited.
+// Not safe for concurrent use.
+type Launch struct {
+	// Spec is the spec with its Plan filled: send it to the helper, which passes it to Enter.
+	Spec *Spec
+	// SysProcAttr holds the clone flags, user namespace mappings, credentials, cgroup and
+	// parent-death signal of the helper. The runner may add Setpgid; it must not drop fields.
+	SysProcAttr *syscall.SysProcAttr
+	// Expected is what the helper will apply on this machine, for the audit record.
+	Expected Applied
+
+	cleanup []func() error
+}
+
+// Close removes the private temporary directory and the cgroup. Call it after the helper has
+// been waited for; it is idempotent.
+func (l *Launch) Close() error {
+	var errs []error
+	for i := len(l.cleanup) - 1; i >= 0; i-- {
+		errs = append(errs, l.cleanup[i]())
+	}
+	l.cleanup = nil
+	return errors.Join(errs...)
+}
+
+// Prepare decides how one helper is sandboxed on the machine rep describes (Probe(), or a
+// Without/AsUser copy to simulate a weaker one) and creates its private temporary directory
+// and, when usable, its cgroup. A layer the spec requires that rep lacks is refused here,
+// before anything starts: a *MissingError, fault.Denied. The helper checks the rest.
+func Prepare(spec *Spec, rep Report) (*Launch, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	s := *spec
+	s.Unavailable = union(spec.Unavailable, rep.Simulated)
+	plan := &Plan{DropUID: -1, Root: rep.Root}
+	s.Plan = plan
+	l := &Launch{Spec: &s, SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
+	l.Expected = Applied{Backend: "clone", UID: rep.UID, LandlockABI: rep.LandlockABI}
+	if err := l.planNamespaces(&s, rep); err != nil {
+		return nil, err
+	}
+	if err := l.makeTempDir(plan); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := l.makeCgroup(&s, rep); err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.expect(&s, rep)
+	if err := l.Expected.missing(&s); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// planNamespaces sets the clone flags: mount, pid and ipc namespaces always, network when the
+// spec has no network; a user namespace when awf is not root. Root drops to NobodyUID when it
+// can give that uid the writable paths through idmapped mounts.
+func (l *Launch) planNamespaces(s *Spec, rep Report) error {
+	plan, attr := s.Plan, l.SysProcAttr
+	simulated := !rep.Root && os.Geteuid() == 0 // Report.AsUser: become that user
+	if simulated {
+		attr.Credential = &syscall.Credential{Uid: uint32(rep.UID), Gid: uint32(rep.UID), Groups: []uint32{}}
+	}
+	if !rep.Namespaces {
+		return nil
+	}
+	want := []struct {
+		layer Layer
+		flag  uintptr
+	}{
+		{LayerMountNS, syscall.CLONE_NEWNS | syscall.CLONE_NEWIPC},
+		{LayerPIDNS, syscall.CLONE_NEWPID},
+	}
+	if s.Network.Mode == NetworkNone || s.Network.Mode == NetworkAllowlist && s.Network.ProxyPort == 0 {
+		want = append(want, struct {
+			layer Layer
+			flag  uintptr
+		}{LayerNetNS, syscall.CLONE_NEWNET})
+	}
+	for _, w := range want {
+		if rep.Available(w.layer) && !s.unavailable(w.layer) {
+			attr.Cloneflags |= w.flag
+			plan.Namespaces = append(plan.Namespaces, w.layer)
+		}
+	}
+	if attr.Cloneflags == 0 {
+		return nil
+	}
+	if rep.Root {
+		if rep.Available(LayerUID) && slices.Contains(plan.Namespaces, LayerMountNS) {
+			plan.DropUID, plan.IDMap = NobodyUID, true
+		}
+		return nil
+	}
+	// Not root: the namespaces belong to a new user namespace in which the helper keeps
+	// CAP_SYS_ADMIN (ambient) to mount /proc and bind the paths, then drops it.
+	attr.Cloneflags |= syscall.CLONE_NEWUSER
+	plan.Namespaces = append(plan.Namespaces, LayerUserNS)
+	uid, gid := rep.UID, rep.UID
+	if !simulated {
+		gid = os.Getegid()
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	attr.AmbientCaps = []uintptr{capSysAdmin}
+	attr.GidMappingsEnableSetgroups = simulated // only root may; the credential needs it
+	return nil
+}
+
+// capSysAdmin is CAP_SYS_ADMIN.
+const capSysAdmin = 21
+
+// makeTempDir creates the private temporary directory, owned by the uid the script runs as.
+func (l *Launch) makeTempDir(plan *Plan) error {
+	dir, err := os.MkdirTemp("", "awf-sandbox-")
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: private temp dir: %w", err))
+	}
+	l.cleanup = append(l.cleanup, func() error { return os.RemoveAll(dir) })
+	plan.TempDir = dir
+	owner := -1
+	switch {
+	case plan.DropUID >= 0:
+		owner = plan.DropUID
+	case l.SysProcAttr.Credential != nil:
+		owner = int(l.SysProcAttr.Credential.Uid)
+	}
+	if owner >= 0 {
+		if err := os.Chown(dir, owner, owner); err != nil {
+			return fault.Wrap(fault.System, fmt.Errorf("sandbox: private temp dir: %w", err))
+		}
+	}
+	return nil
+}
+
+var cgroupSeq atomic.Int64
+
+// makeCgroup creates a cgroup v2 beside awf's own with the spec's limits, and starts the
+// helper in it (CLONE_INTO_CGROUP). Without a usable hierarchy it does nothing.
+func (l *Launch) makeCgroup(s *Spec, rep Report) error {
+	lim := s.Limits
+	if !rep.Cgroup.Usable || s.unavailable(LayerCgroup) || lim.Memory == 0 && lim.PIDs == 0 && lim.CPU == 0 {
+		return nil
+	}
+	dir := filepath.Join(rep.Cgroup.Dir, fmt.Sprintf("awf-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	cg, err := createCgroup(dir, lim)
+	if err != nil {
+		if s.requires(LayerCgroup) {
+			return &MissingError{Layer: LayerCgroup, Reason: err.Error()}
+		}
+		return nil // rlimits stand in
+	}
+	l.cleanup = append(l.cleanup, cg.remove)
+	l.SysProcAttr.UseCgroupFD, l.SysProcAttr.CgroupFD = true, cg.fd
+	s.Plan.Cgroup = dir
+	return nil
+}
+
+// expect fills Expected from the plan and the report.
+func (l *Launch) expect(s *Spec, rep Report) {
+	e := &l.Expected
+	plan := s.Plan
+	for _, ns := range []Layer{LayerMountNS, LayerPIDNS, LayerNetNS, LayerUserNS} {
+		if slices.Contains(plan.Namespaces, ns) {
+			e.add(ns)
+		} else {
+			e.skip(ns, rep.Status(ns).Detail)
+		}
+	}
+	if !slices.Contains(plan.Namespaces, LayerNetNS) && s.Network.Mode != NetworkNone && s.Network.ProxyPort != 0 {
+		e.skip(LayerNetNS, "network "+string(s.Network.Mode)+" uses the host network")
+	}
+	if plan.Cgroup != "" {
+		e.add(LayerCgroup)
+	} else {
+		e.skip(LayerCgroup, rep.Status(LayerCgroup).Detail)
+	}
+	for _, lay := range []Layer{LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerSeccomp} {
+		if rep.Available(lay) && !s.unavailable(lay) {
+			e.add(lay)
+		} else {
+			e.skip(lay, rep.Status(lay).Detail)
+		}
+	}
+	switch {
+	case s.Network.Mode == NetworkHost:
+		e.skip(LayerLandlockNet, "network: host")
+	case rep.Available(LayerLandlockNet) && !s.unavailable(LayerLandlockNet) && !s.unavailable(LayerLandlock):
+		e.add(LayerLandlockNet)
+	default:
+		e.skip(LayerLandlockNet, rep.Status(LayerLandlockNet).Detail)
+	}
+	switch {
+	case plan.DropUID >= 0:
+		e.add(LayerUID)
+		e.UID = plan.DropUID
+	case !rep.Root:
+		e.add(LayerUID)
+	default:
+		e.skip(LayerUID, rep.Status(LayerUID).Detail)
+	}
+}
+
+func union(a, b []Layer) []Layer {
+	out := slices.Clone(a)
+	for _, l := range b {
+		if !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// itoa is strconv.Itoa, for the cgroup files.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,403 @@
+package schema
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// maxDepth bounds how deeply validation descends (instance nesting plus $ref hops), so that a
+// reference cycle that consumes nothing ({"$ref": "#"}) cannot recurse forever.
+const maxDepth = 256
+
+// Validate returns every failure of value against the schema, each with its JSON path, in
+// document order of the schema's keywords. nil means valid.
+func (s *Schema) Validate(value any) []tool.FieldError {
+	v, err := normalize(value)
+	if err != nil {
+		return []tool.FieldError{{Path: "$", Message: err.Error()}}
+	}
+	w := &walker{s: s}
+	w.validate(s.root, v, nil, 0)
+	sortErrors(w.errs)
+	if len(w.errs) == 0 && s.fallback {
+		if err := s.resolved.Validate(floats(v)); err != nil {
+			w.add(nil, "%s", err.Error())
+		}
+	}
+	return w.errs
+}
+
+type walker struct {
+	s    *Schema
+	errs []tool.FieldError
+}
+
+func (w *walker) add(path *jpath, format string, args ...any) {
+	w.errs = append(w.errs, tool.FieldError{Path: path.String(), Message: fmt.Sprintf(format, args...)})
+}
+
+// valid reports whether v matches sc, without recording anything.
+func (w *walker) valid(sc *jsonschema.Schema, v any, path *jpath, depth int) bool {
+	return len(w.sub(sc, v, path, depth)) == 0
+}
+
+// sub validates into a fresh error list and returns it.
+func (w *walker) sub(sc *jsonschema.Schema, v any, path *jpath, depth int) []tool.FieldError {
+	inner := &walker{s: w.s}
+	inner.validate(sc, v, path, depth)
+	sortErrors(inner.errs)
+	return inner.errs
+}
+
+func (w *walker) validate(sc *jsonschema.Schema, v any, path *jpath, depth int) {
+	if sc == nil {
+		return
+	}
+	if depth > maxDepth {
+		w.add(path, "nested too deeply (more than %d levels of values and references)", maxDepth)
+		return
+	}
+	if w.s.falses[sc] {
+		w.add(path, "no value is allowed here")
+		return
+	}
+	if sc.Ref != "" {
+		if target := w.s.refs[sc]; target != nil {
+			w.validate(target, v, path, depth+1)
+		}
+		if w.s.draft7 {
+			return // draft-07 ignores the siblings of $ref
+		}
+	}
+	if !w.types(sc, v, path) {
+		return // the other keywords would only restate the type mismatch
+	}
+	w.values(sc, v, path)
+	switch x := v.(type) {
+	case string:
+		w.str(sc, x, path)
+	case []any:
+		w.array(sc, x, path, depth)
+	case map[string]any:
+		w.object(sc, x, path, depth)
+	default:
+		if isNumber(v) {
+			w.number(sc, v, path)
+		}
+	}
+	w.logic(sc, v, path, depth)
+}
+
+// types checks type; it returns false on a mismatch.
+func (w *walker) types(sc *jsonschema.Schema, v any, path *jpath) bool {
+	if sc.Type == "" && sc.Types == nil {
+		return true
+	}
+	got := jsonType(v)
+	ok := func(t string) bool { return t == got || t == "number" && got == "integer" }
+	if sc.Type != "" && ok(sc.Type) || slices.ContainsFunc(sc.Types, ok) {
+		return true
+	}
+	want := sc.Type
+	if want == "" {
+		want = strings.Join(sc.Types, " or ")
+	}
+	w.add(path, "want %s, got %s", want, got)
+	return false
+}
+
+// values checks enum and const.
+func (w *walker) values(sc *jsonschema.Schema, v any, path *jpath) {
+	if sc.Enum != nil && !slices.ContainsFunc(sc.Enum, func(e any) bool { return equal(e, v) }) {
+		shown := make([]string, len(sc.Enum))
+		for i, e := range sc.Enum {
+			shown[i] = show(e)
+		}
+		w.add(path, "want one of %s, got %s", strings.Join(shown, ", "), show(v))
+	}
+	if sc.Const != nil && !equal(*sc.Const, v) {
+		w.add(path, "want %s, got %s", show(*sc.Const), show(v))
+	}
+}
+
+func (w *walker) number(sc *jsonschema.Schema, v any, path *jpath) {
+	if m := sc.MultipleOf; m != nil && *m > 0 && !multipleOf(v, *m) {
+		w.add(path, "want a multiple of %s, got %s", num(*m), show(v))
+	}
+	if b := sc.Minimum; b != nil && compare(v, *b) < 0 {
+		w.add(path, "want >= %s, got %s", num(*b), show(v))
+	}
+	if b := sc.Maximum; b != nil && compare(v, *b) > 0 {
+		w.add(path, "want <= %s, got %s", num(*b), show(v))
+	}
+	if b := sc.ExclusiveMinimum; b != nil && compare(v, *b) <= 0 {
+		w.add(path, "want > %s, got %s", num(*b), show(v))
+	}
+	if b := sc.ExclusiveMaximum; b != nil && compare(v, *b) >= 0 {
+		w.add(path, "want < %s, got %s", num(*b), show(v))
+	}
+}
+
+func multipleOf(v any, m float64) bool {
+	r, ok := ratOf(v)
+	if !ok {
+		f, _ := float(v)
+		q := f / m
+		return !math.IsInf(q, 0) && q == math.Trunc(q)
+	}
+	q := new(big.Rat).Quo(r, decimal(m))
+	return q.IsInt()
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func (w *walker) str(sc *jsonschema.Schema, s string, path *jpath) {
+	n := -1
+	count := func() int {
+		if n < 0 {
+			n = utf8.RuneCountInString(s)
+		}
+		return n
+	}
+	if m := sc.MinLength; m != nil && count() < *m {
+		w.add(path, "want at least %d characters, got %d", *m, count())
+	}
+	if m := sc.MaxLength; m != nil && count() > *m {
+		w.add(path, "want at most %d characters, got %d", *m, count())
+	}
+	if sc.Pattern != "" && !w.s.patterns[sc.Pattern].MatchString(s) {
+		w.add(path, "want a string matching %s, got %s", strconv.Quote(sc.Pattern), show(s))
+	}
+}
+
+func (w *walker) array(sc *jsonschema.Schema, a []any, path *jpath, depth int) {
+	if m := sc.MinItems; m != nil && len(a) < *m {
+		w.add(path, "want at least %d items, got %d", *m, len(a))
+	}
+	if m := sc.MaxItems; m != nil && len(a) > *m {
+		w.add(path, "want at most %d items, got %d", *m, len(a))
+	}
+	prefix, rest := sc.PrefixItems, sc.Items
+	if sc.ItemsArray != nil { // draft-07 tuple form
+		prefix, rest = sc.ItemsArray, sc.AdditionalItems
+	}
+	for i, e := range a {
+		if i < len(prefix) {
+			w.validate(prefix[i], e, path.index(i), depth+1)
+		} else {
+			w.validate(rest, e, path.index(i), depth+1)
+		}
+	}
+	if sc.UniqueItems {
+		w.unique(a, path)
+	}
+	if sc.Contains != nil {
+		w.contains(sc, a, path, depth)
+	}
+}
+
+func (w *walker) unique(a []any, path *jpath) {
+	seen := make(map[string]int, len(a))
+	var b strings.Builder
+	for i, e := range a {
+		b.Reset()
+		canonical(&b, e)
+		if j, dup := seen[b.String()]; dup {
+			w.add(path, "want unique items, but items %d and %d are equal", j, i)
+			return
+		}
+		seen[b.String()] = i
+	}
+}
+
+func (w *walker) contains(sc *jsonschema.Schema, a []any, path *jpath, depth int) {
+	n := 0
+	for i, e := range a {
+		if w.valid(sc.Contains, e, path.index(i), depth+1) {
+			n++
+		}
+	}
+	lo, hi := 1, -1
+	if sc.MinContains != nil {
+		lo = *sc.MinContains
+	}
+	if sc.MaxContains != nil {
+		hi = *sc.MaxContains
+	}
+	switch {
+	case n < lo:
+		w.add(path, "want at least %d items matching contains, got %d", lo, n)
+	case hi >= 0 && n > hi:
+		w.add(path, "want at most %d items matching contains, got %d", hi, n)
+	}
+}
+
+func (w *walker) object(sc *jsonschema.Schema, m map[string]any, path *jpath, depth int) {
+	if n := sc.MinProperties; n != nil && len(m) < *n {
+		w.add(path, "want at least %d properties, got %d", *n, len(m))
+	}
+	if n := sc.MaxProperties; n != nil && len(m) > *n {
+		w.add(path, "want at most %d properties, got %d", *n, len(m))
+	}
+	for _, name := range sc.Required {
+		if _, ok := m[name]; !ok {
+			w.add(path.child(name), "is required")
+		}
+	}
+	for k, needs := range sc.DependentRequired {
+		w.dependentRequired(k, needs, m, path)
+	}
+	for k, needs := range sc.DependencyStrings {
+		w.dependentRequired(k, needs, m, path)
+	}
+	for k, dep := range sc.DependentSchemas {
+		if _, ok := m[k]; ok {
+			w.validate(dep, m, path, depth+1)
+		}
+	}
+	for k, dep := range sc.DependencySchemas {
+		if _, ok := m[k]; ok {
+			w.validate(dep, m, path, depth+1)
+		}
+	}
+	for k, e := range m {
+		w.member(sc, k, e, path, depth)
+	}
+}
+
+func (w *walker) dependentRequired(key string, needs []string, m map[string]any, path *jpath) {
+	if _, ok := m[key]; !ok {
+		return
+	}
+	for _, n := range needs {
+		if _, ok := m[n]; !ok {
+			w.add(path.child(n), "is required when %q is present", key)
+		}
+	}
+}
+
+// member validates one property against properties, patternProperties, additionalProperties
+// and propertyNames.
+func (w *walker) member(sc *jsonschema.Schema, k string, v any, path *jpath, depth int) {
+	p := path.child(k)
+	if sc.PropertyNames != nil {
+		for _, e := range w.sub(sc.PropertyNames, k, p, depth+1) {
+			w.add(p, "property name: %s", e.Message)
+		}
+	}
+	matched := false
+	if ps, ok := sc.Properties[k]; ok {
+		matched = true
+		w.validate(ps, v, p, depth+1)
+	}
+	for pat, ps := range sc.PatternProperties {
+		if w.s.patterns[pat].MatchString(k) {
+			matched = true
+			w.validate(ps, v, p, depth+1)
+		}
+	}
+	if matched || sc.AdditionalProperties == nil {
+		return
+	}
+	if w.s.falses[sc.AdditionalProperties] {
+		allowed := slices.Sorted(maps.Keys(sc.Properties))
+		msg := "unknown property"
+		switch {
+		case len(allowed) == 0:
+			msg += " (none are allowed)"
+		case workflow.Suggest(k, allowed) != "":
+			msg += " (" + workflow.DidYouMean(k, allowed) + ")"
+		default:
+			msg += " (allowed: " + strings.Join(allowed, ", ") + ")"
+		}
+		w.add(p, "%s", msg)
+		return
+	}
+	w.validate(sc.AdditionalProperties, v, p, depth+1)
+}
+
+// logic applies allOf, anyOf, oneOf, not and if/then/else.
+func (w *walker) logic(sc *jsonschema.Schema, v any, path *jpath, depth int) {
+	for _, s := range sc.AllOf {
+		w.validate(s, v, path, depth+1)
+	}
+	if len(sc.AnyOf) > 0 {
+		var firsts []string
+		ok := false
+		for i, s := range sc.AnyOf {
+			errs := w.sub(s, v, path, depth+1)
+			if len(errs) == 0 {
+				ok = true
+				break
+			}
+			firsts = append(firsts, fmt.Sprintf("(%d) %s", i+1, errs[0].String()))
+		}
+		if !ok {
+			w.add(path, "matches none of the anyOf schemas: %s", strings.Join(firsts, "; "))
+		}
+	}
+	if len(sc.OneOf) > 0 {
+		var matches []string
+		var firsts []string
+		for i, s := range sc.OneOf {
+			if errs := w.sub(s, v, path, depth+1); len(errs) == 0 {
+				matches = append(matches, strconv.Itoa(i+1))
+			} else {
+				firsts = append(firsts, fmt.Sprintf("(%d) %s", i+1, errs[0].String()))
+			}
+		}
+		switch len(matches) {
+		case 1:
+		case 0:
+			w.add(path, "matches none of the oneOf schemas: %s", strings.Join(firsts, "; "))
+		default:
+			w.add(path, "matches oneOf schemas %s, want exactly one", strings.Join(matches, " and "))
+		}
+	}
+	if sc.Not != nil && w.valid(sc.Not, v, path, depth+1) {
+		w.add(path, "must not match the schema under not")
+	}
+	if sc.If != nil {
+		if w.valid(sc.If, v, path, depth+1) {
+			w.validate(sc.Then, v, path, depth+1)
+		} else {
+			w.validate(sc.Else, v, path, depth+1)
+		}
+	}
+}
+
+// floats converts json.Number to float64 throughout, for jsonschema-go, which types a
+// json.Number as a string.
+func floats(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = floats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = floats(e)
+		}
+		return out
+	default:
+		if _, ok := v.(interface{ Float64() (float64, error) }); ok {
+			f, _ := float(v)
+			return f
+		}
+	}
+	return v
+}

@@ -1,0 +1,210 @@
+// Package command runs tools defined as commands: a workflow's custom tools (a `command:`
+// template whose {{args.x}} and {{inputs.x}} values are bound as shell variables by
+// ports.Templater, so no value can change the command's syntax) and seed 004's wrapped
+// tools (a .tool file's @command, run as an argument vector: the program and its arguments
+// are fixed words, each value exactly one argument, never parsed by a shell). Both run
+// through ports.ProcessRunner. Source turns a workflow's tools: list into a ports.ToolSource.
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// Config is how command tools run. Process is required; Templater is required for template
+// tools.
+type Config struct {
+	Process   ports.ProcessRunner
+	Templater ports.Templater
+	// Dir is the working directory commands start in ("" is awf's own).
+	Dir string
+	// BaseEnv and Env are passed to the process runner (see ports.ProcessRequest).
+	BaseEnv []string
+	Env     map[string]string
+	// Policy is the workflow's sandbox policy, passed on to the process runner.
+	Policy *workflow.Policy
+	// Scope is the template scope (inputs, env, workflow, run) used when a call carries none;
+	// a call's own scope (tool.Invocation.Scope) wins key by key.
+	Scope ports.Scope
+	// Timeout bounds each run when the tool sets none; 0 means none beyond the call's context.
+	Timeout time.Duration
+	// OutputLimit caps the standard output kept; 0 is the runner's default.
+	OutputLimit int64
+}
+
+// Tool is a workflow's custom command tool. Safe for concurrent use.
+type Tool struct {
+	spec   workflow.ToolSpec
+	params []tool.Param
+	schema json.RawMessage
+	cfg    Config
+}
+
+var (
+	_ tool.Tool       = (*Tool)(nil)
+	_ tool.Summarizer = (*Tool)(nil)
+	_ tool.Annotated  = (*Tool)(nil)
+	_ tool.Located    = (*Tool)(nil)
+)
+
+// New builds the tool of a tools: entry with a command. A bad parameter list or a missing
+// dependency is a fault.Invalid error.
+func New(spec workflow.ToolSpec, cfg Config) (*Tool, error) {
+	switch {
+	case spec.Command == "":
+		return nil, fault.New(fault.Invalid, "tool %q has no command", spec.Name)
+	case cfg.Process == nil || cfg.Templater == nil:
+		return nil, fault.New(fault.System, "command tool %q: the process runner and templater are required", spec.Name)
+	}
+	params := Params(spec.Parameters)
+	if err := tool.CheckParams(params); err != nil {
+		return nil, fault.New(fault.Invalid, "tool %q: %w", spec.Name, err)
+	}
+	return &Tool{spec: spec, params: params, schema: tool.ObjectSchema(params), cfg: cfg}, nil
+}
+
+// Params converts a workflow tool's parameters to tool parameters.
+func Params(ps []workflow.Param) []tool.Param {
+	out := make([]tool.Param, len(ps))
+	for i, p := range ps {
+		out[i] = tool.Param{Name: p.Name, Type: string(p.Type), Description: p.Description, Required: p.Required,
+			Default: p.Default, HasDefault: p.Default != nil, Enum: p.Enum}
+	}
+	return out
+}
+
+// Name returns the entry's name.
+func (t *Tool) Name() string { return t.spec.Name }
+
+// Description returns the entry's description, or says what the tool runs.
+func (t *Tool) Description(tool.Context) string {
+	if t.spec.Description != "" {
+		return t.spec.Description
+	}
+	return "Runs the command: " + t.spec.Command
+}
+
+// Parameters returns the strict schema of the entry's parameters.
+func (t *Tool) Parameters() json.RawMessage { return t.schema }
+
+// Spec returns the tools: entry, for stages that apply its approval, restrictions and limits.
+func (t *Tool) Spec() workflow.ToolSpec { return t.spec }
+
+// Pos is where the entry is.
+func (t *Tool) Pos() workflow.Pos { return t.spec.Pos }
+
+// Annotations reports what the entry declares.
+func (t *Tool) Annotations() tool.Annotations {
+	return tool.Annotations{ReadOnly: t.spec.ReadOnly, Idempotent: t.spec.Idempotent, Cacheable: t.spec.Cache,
+		Tags: []string{"command"}, Source: t.spec.Pos.File}
+}
+
+// Meta summarises a call: the tool and its arguments, shortened.
+func (t *Tool) Meta(args map[string]any) string { return summary(t.spec.Name, args) }
+
+// Execute binds the command template with the arguments (defaults filled in) and runs it;
+// the call's input is its standard input. A non-zero exit is an error result carrying the
+// output, the exit status and the end of standard error.
+func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
+	scope := make(ports.Scope, len(t.cfg.Scope)+len(call.Scope)+1)
+	maps.Copy(scope, t.cfg.Scope)
+	maps.Copy(scope, call.Scope)
+	scope["args"] = plainArgs(tool.Defaults(t.params, call.Args))
+	bound, err := t.cfg.Templater.Command(t.spec.Command, scope)
+	if err != nil {
+		return tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, err))
+	}
+	timeout := t.spec.Timeout
+	if timeout <= 0 {
+		timeout = t.cfg.Timeout
+	}
+	res, err := t.cfg.Process.Run(ctx, ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
+		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit,
+		Policy: t.cfg.Policy})
+	return Result(t.spec.Name, res, err)
+}
+
+// Result turns a finished process into a tool result: standard output for the model; for a
+// non-zero exit or a failure to run, an error result with the output kept, the exit status
+// and the last lines of standard error.
+func Result(name string, res ports.ProcessResult, err error) tool.Result {
+	switch {
+	case err != nil:
+		return tool.Result{Status: tool.StatusError, Output: res.Stdout, Truncated: res.Truncated, Duration: res.Duration,
+			Error: fmt.Sprintf("%s: %v%s", name, err, stderrTail(res.Stderr))}
+	case res.ExitCode != 0:
+		msg := fmt.Sprintf("%s: exit status %d%s", name, res.ExitCode, stderrTail(res.Stderr))
+		if res.Truncated {
+			msg += " (output truncated at the limit)"
+		}
+		return tool.Result{Status: tool.StatusError, Output: res.Stdout, Error: msg, Truncated: res.Truncated, Duration: res.Duration}
+	}
+	return tool.Result{Status: tool.StatusOK, Output: res.Stdout, Truncated: res.Truncated, Duration: res.Duration}
+}
+
+// maxStderr bounds the standard error quoted in an error result.
+const maxStderr = 2000
+
+func stderrTail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if len(s) > maxStderr {
+		s = "..." + s[len(s)-maxStderr:]
+	}
+	return "\nstderr:\n" + s
+}
+
+// plainArgs gives templates numbers they can compute with: a json.Number becomes an int64 or
+// a float64 (one too large for both stays the decimal text).
+func plainArgs(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		n, ok := v.(json.Number)
+		if !ok {
+			out[k] = v
+			continue
+		}
+		if i, err := n.Int64(); err == nil {
+			out[k] = i
+		} else if f, err := n.Float64(); err == nil && !math.IsInf(f, 0) {
+			out[k] = f
+		} else {
+			out[k] = n.String()
+		}
+	}
+	return out
+}
+
+// summary is "name key=value ..." for people, each value shortened.
+func summary(name string, args map[string]any) string {
+	var b strings.Builder
+	b.WriteString(name)
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		v := fmt.Sprint(args[k])
+		if s, ok := args[k].(string); ok {
+			v = strconv.Quote(s)
+		}
+		if len(v) > 40 {
+			v = v[:37] + "..."
+		}
+		fmt.Fprintf(&b, " %s=%s", k, v)
+		if b.Len() > 100 {
+			break
+		}
+	}
+	return b.String()
+}

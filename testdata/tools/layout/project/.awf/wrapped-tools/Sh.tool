@@ -1,0 +1,2 @@
+@name Sh
+@wrapped run_command

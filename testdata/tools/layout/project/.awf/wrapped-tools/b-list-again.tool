@@ -1,0 +1,2 @@
+@name list
+@wrapped shell

@@ -1,0 +1,6 @@
+Broken.
+
+@title Broken
+@name broken-tool
+@wrapped run_command
+@comand ls {arguments}

@@ -1,0 +1,2 @@
+@name Bash
+@wrapped shell
