@@ -75,6 +75,7 @@ func loadConfig(f *cmdutil.Factory) (config.Config, error) {
 	set(&flags.StateDir, "state-dir", f.Flags.StateDir)
 	set(&flags.LogLevel, "log-level", f.Flags.LogLevel)
 	set(&flags.LogFormat, "log-format", f.Flags.LogFormat)
+	set(&flags.AuditLog, "audit-log", f.Flags.AuditLog)
 	project, err := config.FromFile(filepath.Join(".awf", "config.yaml"))
 	if err != nil {
 		return config.Config{}, err

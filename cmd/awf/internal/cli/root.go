@@ -3,6 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/audit"
+
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/resume"
@@ -36,6 +38,11 @@ call: a YAML state file per run and an append-only audit log.`,
 			default:
 				return fault.New(fault.Usage, "--non-interactive=%s: want deny or fail", f.Flags.NonInteractive)
 			}
+			switch f.Flags.Approve {
+			case "", "auto", "prompt", "deny":
+			default:
+				return fault.New(fault.Usage, "--approve=%s: want auto, prompt or deny", f.Flags.Approve)
+			}
 			f.IO.SetNeverPrompt(f.Flags.NonInteractive != "" || f.Getenv("CI") != "")
 			return nil
 		},
@@ -52,6 +59,9 @@ call: a YAML state file per run and an append-only audit log.`,
 	pf.BoolVarP(&f.Flags.Quiet, "quiet", "q", false, "no progress output; only warnings, failures and data")
 	pf.StringVar(&f.Flags.NonInteractive, "non-interactive", "", "never prompt; calls needing approval are denied (deny) or end the run (fail); implied when CI is set")
 	pf.Lookup("non-interactive").NoOptDefVal = "deny"
+	pf.StringVar(&f.Flags.AuditLog, "audit-log", "", "append the audit log to `FILE` (default .awf/audit.jsonl, env AWF_AUDIT_LOG)")
+	pf.StringVar(&f.Flags.Approve, "approve", "", "override every tool's approval mode: auto, prompt or deny (a deny in the workflow stays)")
+	pf.BoolVarP(&f.Flags.Yes, "yes", "y", false, "approve calls that would prompt (a deny in the workflow stays)")
 
 	root.AddCommand(
 		run.NewCmdRun(f, nil),
@@ -61,6 +71,7 @@ call: a YAML state file per run and an append-only audit log.`,
 		history.NewCmdHistory(f, nil),
 		resume.NewCmdResume(f, nil),
 		scaffold.NewCmdInit(f, nil),
+		audit.NewCmdAudit(f, nil),
 	)
 	root.InitDefaultCompletionCmd()
 	return root

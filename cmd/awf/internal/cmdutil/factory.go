@@ -37,5 +37,8 @@ type GlobalFlags struct {
 	LogFile        string
 	Quiet          bool
 	NonInteractive string // "", "deny" or "fail"
+	AuditLog       string
+	Approve        string // "", "auto", "prompt" or "deny": overrides every tool's approval mode
+	Yes            bool   // approve prompt-mode calls; never lifts a deny
 	Changed        func(name string) bool
 }
