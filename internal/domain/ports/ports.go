@@ -96,6 +96,9 @@ type ProcessRequest struct {
 	Timeout     time.Duration // 0: no timeout beyond ctx
 	OutputLimit int64         // 0: the runner's default cap
 	Policy      *workflow.Policy
+	// Restrictions narrow Policy for the tool making the request (nil: none); they apply
+	// only with a Policy.
+	Restrictions *workflow.Restrictions
 }
 
 // ProcessResult is a finished process. A non-zero exit is a result, not an error.

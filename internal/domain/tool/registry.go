@@ -46,6 +46,19 @@ func (l Level) String() string {
 	return fmt.Sprintf("level(%d)", int(l))
 }
 
+// MarshalText writes the level's name, so JSON output reads "project", not 2.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// ParseLevel reads a level's name.
+func ParseLevel(s string) (Level, error) {
+	for _, l := range append(slices.Clone(Levels), LevelInstalled) {
+		if l.String() == s {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown tool level %q (want workflow, project, user, builtin or installed)", s)
+}
+
 // OutputSchemer is implemented by tools that declare the JSON Schema of their output (seed
 // 003's output_schema). The registry then validates the result's Data, or its Output parsed
 // as JSON, and gives the parsed value as the outcome's data.

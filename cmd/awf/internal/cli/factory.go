@@ -37,12 +37,19 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 		}
 		return statestore.New(cfg.StateDir)
 	})
-	f.Runner = func(events ports.Events) (*runner.Runner, error) {
+	tw := newToolWiring(f)
+	f.Tools = tw.build
+	f.Runner = func(events ports.Events, tools *cmdutil.Tools) (*runner.Runner, error) {
 		store, err := f.Store()
 		if err != nil {
 			return nil, err
 		}
+		var invoker ports.ToolInvoker
+		if tools != nil {
+			invoker = tools.Invoker
+		}
 		return runner.New(runner.Deps{
+			Tools:     invoker,
 			Store:     store,
 			Templater: f.Templater(),
 			Process:   process.NewLocal(process.Config{}), // steps: the author's own commands; tools use the sandboxed helper

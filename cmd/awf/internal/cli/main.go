@@ -48,6 +48,9 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 	err := root.ExecuteContext(ctx)
+	for i := len(f.Cleanup) - 1; i >= 0; i-- {
+		f.Cleanup[i]()
+	}
 	if err != nil {
 		msg := err.Error()
 		if ctx.Err() != nil && !strings.Contains(msg, "interrupt") {

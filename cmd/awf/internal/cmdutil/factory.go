@@ -6,6 +6,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/application/runner"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
 )
 
@@ -24,8 +25,16 @@ type Factory struct {
 	Loader    func() ports.WorkflowLoader
 	Templater func() ports.Templater
 	Store     func() (ports.StateStore, error)
-	// Runner builds a runner that reports to events.
-	Runner func(events ports.Events) (*runner.Runner, error)
+	// Tools builds the governed tool set of a run of wf in workDir (one per run: its cache and
+	// quotas live as long as it does).
+	Tools func(wf *workflow.Workflow, workDir string) (*Tools, error)
+	// Runner builds a runner that reports to events and calls tools (nil: tool steps fail).
+	Runner func(events ports.Events, tools *Tools) (*runner.Runner, error)
+	// Pause, when set by a command with live progress, stops the progress drawing while a
+	// prompt is on screen; the returned function resumes it.
+	Pause func() (resume func())
+	// Cleanup runs when the command ends (closing the audit log, stopping servers).
+	Cleanup []func()
 }
 
 // GlobalFlags are the flags every command accepts. Changed records which were given, so that

@@ -27,6 +27,7 @@ type Progress struct {
 	running map[string]time.Time // step -> start, in start order below
 	order   []string
 	current string // the live line's text, for redraws
+	paused  int    // Pause calls not yet resumed: no live line while a prompt is shown
 	stop    chan struct{}
 	done    sync.WaitGroup
 }
@@ -134,7 +135,7 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 
 // redraw rewrites the live line: the running steps with their elapsed time.
 func (p *Progress) redraw() {
-	if !p.live {
+	if !p.live || p.paused > 0 {
 		return
 	}
 	if len(p.order) == 0 {
@@ -206,4 +207,21 @@ func firstLine(s string, n int) string {
 		s = s[:n] + "…"
 	}
 	return s
+}
+
+// Pause stops drawing the live line (and clears it) until the returned function is called, so
+// that a prompt can use the terminal.
+func (p *Progress) Pause() (resume func()) {
+	p.mu.Lock()
+	p.paused++
+	if p.live && p.current != "" {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.current = ""
+	}
+	p.mu.Unlock()
+	return sync.OnceFunc(func() {
+		p.mu.Lock()
+		p.paused--
+		p.mu.Unlock()
+	})
 }

@@ -4,6 +4,7 @@ package resume
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
+	"github.com/awf-dev/awf/internal/application/compile"
 )
 
 // Options are everything `awf resume` needs.
@@ -46,9 +48,15 @@ failing step is picked up.`,
 }
 
 func runResume(ctx context.Context, opts *Options) error {
+	f := opts.Factory
+	tools, err := toolsFor(ctx, f, opts.RunID)
+	if err != nil {
+		return err
+	}
 	progress := render.New(opts.IO, time.Now)
 	defer progress.Close()
-	r, err := opts.Factory.Runner(progress)
+	f.Pause = progress.Pause
+	r, err := f.Runner(progress, tools)
 	if err != nil {
 		return err
 	}
@@ -56,4 +64,33 @@ func runResume(ctx context.Context, opts *Options) error {
 	progress.Close()
 	store, _ := opts.Factory.Store()
 	return run.Report(opts.IO, opts.Output, store, state, err)
+}
+
+// toolsFor builds the tool set of the run's workflow, as it is now on disk, in the run's
+// working directory. A run the store does not know is left to Resume to report.
+func toolsFor(ctx context.Context, f *cmdutil.Factory, id string) (*cmdutil.Tools, error) {
+	store, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	res, err := compile.File(f.Loader(), f.Templater(), st.WorkflowFile)
+	if err != nil {
+		return nil, err
+	}
+	workDir := st.WorkDir
+	if workDir == "" {
+		if workDir, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	tools, err := f.Tools(res.Workflow, workDir)
+	if err != nil {
+		return nil, err
+	}
+	run.PrintWarnings(f.IO, tools.Warnings)
+	return tools, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/application/plan"
+	"github.com/awf-dev/awf/internal/application/registry"
 	"github.com/awf-dev/awf/internal/application/runner"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
@@ -89,9 +90,18 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fault.Wrap(fault.System, err)
 	}
+	tools, err := f.Tools(wf, workDir)
+	if err != nil {
+		return err
+	}
+	PrintWarnings(opts.IO, tools.Warnings)
+	if err := tools.Registry.Preflight(registry.WorkflowTools(wf)...); err != nil {
+		return err
+	}
 	progress := render.New(opts.IO, time.Now)
 	defer progress.Close()
-	r, err := f.Runner(progress)
+	f.Pause = progress.Pause
+	r, err := f.Runner(progress, tools)
 	if err != nil {
 		return err
 	}

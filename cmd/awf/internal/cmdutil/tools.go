@@ -1,0 +1,17 @@
+package cmdutil
+
+import (
+	"github.com/awf-dev/awf/internal/application/registry"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// Tools is the tool set of one run: the registry of every tool the workflow can reach, and
+// the governed invoker in front of it that steps and agents call.
+type Tools struct {
+	Registry  *registry.Registry
+	Invoker   ports.ToolInvoker // governed: policy, approval, audit
+	Validator ports.SchemaValidator
+	// Warnings are tool definitions shadowed by others and duplicate .tool names.
+	Warnings workflow.Problems
+}
