@@ -204,7 +204,7 @@ func (e *execution) end(ctx context.Context, sr *stepRun, out StepOutcome, err e
 	case err == nil:
 		return nil
 	case status == state.Failed && sr.step.ContinueOnError:
-		sr.log.Warn("step failed, continuing", "err", err)
+		sr.log.Info("step failed, continuing", "err", err)
 		return nil
 	default:
 		return &stepError{step: name, err: err}
