@@ -94,6 +94,9 @@ func (x *Executor) Execute(ctx context.Context, sc runner.StepContext) (runner.S
 	if sc.Step == nil || sc.Step.Agent == nil {
 		return runner.StepOutcome{}, fault.New(fault.Invalid, "agent: step has no agent settings")
 	}
+	if sc.Save == nil {
+		return runner.StepOutcome{}, fault.New(fault.System, "agent: the runner gave no way to save the step's state")
+	}
 	l, err := x.prepare(ctx, sc)
 	if err != nil {
 		return runner.StepOutcome{}, err

@@ -90,50 +90,70 @@ func benchExecutor(b *testing.B, prov ports.Provider) *agent.Executor {
 }
 
 // BenchmarkLoopPerCall measures the engine's overhead per tool call: a zero-latency provider,
-// a no-op tool, and the step state persisted before and after every call. ns/call is the mean
-// over the run; call@k is the mean cost of the 20 calls ending at call k, so that call@2000
-// against call@100 shows whether a call costs more as the step grows.
+// a no-op tool, and the step state persisted before and after every call (a memory record,
+// as the runner's Save callback applies it). ns/call is the mean over the run; ns/call@k is
+// the mean cost of the 20 calls ending at call k, so that call@2000 against call@100 shows
+// whether a call costs more as the step grows.
 func BenchmarkLoopPerCall(b *testing.B) {
-	for _, bc := range []struct {
-		name  string
-		calls int
-		store bool
-	}{
-		{"calls=100/mem", 100, false},
-		{"calls=2000/mem", 2000, false},
-		{"calls=100/statestore", 100, true},
-		{"calls=2000/statestore", 2000, true},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
+	for _, calls := range []int{100, 2000} {
+		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
 			var at100, atEnd time.Duration
 			runs := 0
 			for b.Loop() {
-				prov := &loopProvider{calls: bc.calls}
-				x := benchExecutor(b, prov)
-				save := (&memSave{}).save
-				if bc.store {
-					store, err := statestore.New(b.TempDir())
-					if err != nil {
-						b.Fatal(err)
-					}
-					save = (&storeSave{store: store, run: &state.RunState{ID: "bench", Workflow: "wf", Status: state.Running}}).save
-				}
-				a := &workflow.AgentStep{Prompt: "go", Tools: []string{"noop"}, ToolOptions: workflow.ToolOptions{MaxCalls: bc.calls}}
-				out, err := x.Execute(b.Context(), runner.StepContext{
-					RunID: "bench", Workflow: &workflow.Workflow{Name: "wf"},
-					Step:  &workflow.Step{Name: "implement", Type: workflow.StepAgent, Agent: a},
-					Scope: ports.Scope{}, Attempt: 1, Save: save, Emit: func(ports.Event) {},
-				})
-				if err != nil || out.Output != "done" {
-					b.Fatalf("Execute = %q, %v", out.Output, err)
-				}
+				prov := &loopProvider{calls: calls}
+				runStep(b, prov, calls, (&memSave{}).save)
 				at100 += prov.window(80, 100)
-				atEnd += prov.window(bc.calls-20, bc.calls)
+				atEnd += prov.window(calls-20, calls)
 				runs++
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*bc.calls), "ns/call")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*calls), "ns/call")
 			b.ReportMetric(float64(at100.Nanoseconds())/float64(runs), "ns/call@100")
-			b.ReportMetric(float64(atEnd.Nanoseconds())/float64(runs), fmt.Sprintf("ns/call@%d", bc.calls))
+			b.ReportMetric(float64(atEnd.Nanoseconds())/float64(runs), fmt.Sprintf("ns/call@%d", calls))
 		})
+	}
+}
+
+// BenchmarkLoopPerCallStatestore is BenchmarkLoopPerCall with the whole run state written by
+// the real state store at every save (YAML, temporary file, fsync, rename): the cost of a call
+// at call k, measured over 20 calls made after k-20 already recorded in the step.
+func BenchmarkLoopPerCallStatestore(b *testing.B) {
+	for _, at := range []int{100, 2000} {
+		b.Run(fmt.Sprintf("at=%d", at), func(b *testing.B) {
+			const n = 20
+			for b.Loop() {
+				b.StopTimer()
+				store, err := statestore.New(b.TempDir())
+				if err != nil {
+					b.Fatal(err)
+				}
+				run := &state.RunState{ID: "bench", Workflow: "wf", Status: state.Running}
+				step := run.Step("implement")
+				for i := range at - n {
+					step.ToolCalls = append(step.ToolCalls, state.ToolCallRecord{ID: "p" + strconv.Itoa(i), Tool: "noop",
+						Arguments: map[string]any{"path": "f" + strconv.Itoa(i)},
+						Result:    &state.ToolCallResult{Success: true, Output: "ok", DurationMs: 1}})
+				}
+				if err := store.Save(b.Context(), run); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				runStep(b, &loopProvider{calls: n}, n, (&storeSave{store: store, run: run}).save)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/call")
+		})
+	}
+}
+
+func runStep(b *testing.B, prov ports.Provider, calls int, save func(context.Context, func(*state.StepState)) error) {
+	b.Helper()
+	x := benchExecutor(b, prov)
+	a := &workflow.AgentStep{Prompt: "go", Tools: []string{"noop"}, ToolOptions: workflow.ToolOptions{MaxCalls: calls}}
+	out, err := x.Execute(b.Context(), runner.StepContext{
+		RunID: "bench", Workflow: &workflow.Workflow{Name: "wf"},
+		Step:  &workflow.Step{Name: "implement", Type: workflow.StepAgent, Agent: a},
+		Scope: ports.Scope{}, Attempt: 1, Save: save, Emit: func(ports.Event) {},
+	})
+	if err != nil || out.Output != "done" {
+		b.Fatalf("Execute = %q, %v", out.Output, err)
 	}
 }

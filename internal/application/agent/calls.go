@@ -266,7 +266,7 @@ func (l *loop) invoke(ctx context.Context, p *pendingCall) {
 	start := l.x.d.Clock.Now()
 	res, err := l.x.d.Tools.Invoke(ctx, ports.ToolRequest{
 		RunID: l.sc.RunID, Step: l.step, CallID: p.ref.ID, Name: p.ref.Name, Args: p.args,
-		Timeout: l.a.ToolOptions.TimeoutPerCall,
+		Timeout: l.a.ToolOptions.TimeoutPerCall, Scope: l.sc.Scope,
 	})
 	took := res.Duration
 	if took <= 0 {

@@ -62,6 +62,7 @@ type harness struct {
 	lookup   map[string]state.StepState
 	previous *state.StepState
 	scope    ports.Scope
+	wfDir    string
 }
 
 func newHarness(t *testing.T, replies ...portstest.Reply) *harness {
@@ -75,6 +76,7 @@ func newHarness(t *testing.T, replies ...portstest.Reply) *harness {
 		rec:     &record{},
 		lookup:  map[string]state.StepState{},
 		scope:   ports.Scope{"inputs": map[string]any{"feature": "greet in French"}, "states": map[string]any{}},
+		wfDir:   t.TempDir(),
 	}
 	return h
 }
@@ -138,7 +140,7 @@ func (h *harness) runCtx(ctx context.Context, a *workflow.AgentStep) (runner.Ste
 	step := &workflow.Step{Name: "implement", Type: workflow.StepAgent, Agent: a}
 	return h.executor().Execute(ctx, runner.StepContext{
 		RunID:    "run-1",
-		Workflow: &workflow.Workflow{Name: "wf", Dir: h.t.TempDir()},
+		Workflow: &workflow.Workflow{Name: "wf", Dir: h.wfDir},
 		Step:     step,
 		Scope:    h.scope,
 		Attempt:  1,

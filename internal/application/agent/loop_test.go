@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -463,5 +465,28 @@ func TestToolRequestCarriesTheStepContext(t *testing.T) {
 	}
 	if ev := h.events.Events()[1]; ev.Meta != "read_file a" {
 		t.Errorf("tool_started meta = %q, want the tool's summary", ev.Meta)
+	}
+}
+
+func TestPromptFile(t *testing.T) {
+	h := newHarness(t, portstest.Text("ok"))
+	if err := os.MkdirAll(filepath.Join(h.wfDir, "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h.wfDir, "prompts", "task.md"), []byte("Task: {{inputs.feature}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := step()
+	a.Prompt, a.PromptFile = "", "prompts/task.md"
+	if _, err := h.run(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.prov.Requests()[0].Messages[0].Content; got != "Task: greet in French\n" {
+		t.Errorf("prompt = %q, want the file rendered", got)
+	}
+
+	a.PromptFile = "prompts/missing.md"
+	if _, err := newHarness(t).run(a); fault.KindOf(err) != fault.Invalid || !strings.Contains(err.Error(), "prompt_file") {
+		t.Errorf("missing prompt_file: err = %v, want an invalid-workflow error naming prompt_file", err)
 	}
 }

@@ -45,10 +45,10 @@ func TestJSONOutput(t *testing.T) {
 		output:   `{"approved": true, "issues": 0}`,
 		response: map[string]any{"approved": true, "issues": int64(0)},
 	}, {
-		name:     "schema violation corrected",
-		schema:   reviewSchema,
-		replies:  []portstest.Reply{portstest.Text(`{"approved": "yes"}`), portstest.Text(`[1.5]`)},
-		err:      "does not conform after one correction: it does not conform to the output schema",
+		name:    "schema violation corrected",
+		schema:  reviewSchema,
+		replies: []portstest.Reply{portstest.Text(`{"approved": "yes"}`), portstest.Text(`[1.5]`)},
+		err:     "does not conform after one correction: it does not conform to the output schema",
 	}, {
 		name:    "still not JSON",
 		replies: []portstest.Reply{portstest.Text("no"), portstest.Text("still no")},

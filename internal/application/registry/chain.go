@@ -96,8 +96,9 @@ func (r *Registry) chainStep(ctx context.Context, parent *Call, self *entry, i i
 // chainTool is a manifest that is a chain: its arguments are the starting context, its
 // result's data the final context.
 type chainTool struct {
-	r *Registry
-	e *entry
+	r      *Registry
+	e      *entry
+	schema json.RawMessage // the manifest's, computed once
 }
 
 var (
@@ -109,7 +110,7 @@ var (
 
 func (t *chainTool) Name() string                    { return t.e.Manifest.Name }
 func (t *chainTool) Description(tool.Context) string { return t.e.Manifest.Description }
-func (t *chainTool) Parameters() json.RawMessage     { return t.e.Manifest.Schema() }
+func (t *chainTool) Parameters() json.RawMessage     { return t.schema }
 func (t *chainTool) Annotations() tool.Annotations   { return manifestNotes(t.e.Manifest) }
 func (t *chainTool) Pos() workflow.Pos               { return t.e.Manifest.Pos }
 func (t *chainTool) Meta(args map[string]any) string { return metaSummary(t.e.Manifest, args) }

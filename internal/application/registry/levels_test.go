@@ -188,3 +188,20 @@ func TestBuiltinEntry(t *testing.T) {
 		t.Errorf("Load(unknown builtin) = %q, want %q", problemsText(probs), want)
 	}
 }
+
+func TestEntryJSON(t *testing.T) {
+	r := newRegistry(t, static(tool.LevelProject, tools(at(echo("echo", ""), "e.tool", 2))))
+	e, err := r.Lookup("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"name":"echo","ref":"echo","kind":"tool","level":"project","source":"e.tool","description":"echo ",` +
+		`"parameters":{"type":"object","properties":{"text":{"type":"string"}},"additionalProperties":false}}`
+	if string(b) != want {
+		t.Errorf("json = %s\nwant   %s", b, want)
+	}
+}

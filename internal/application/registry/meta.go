@@ -16,8 +16,9 @@ import (
 // metaTool runs a manifest's steps (seed 000): each calls another tool through the registry
 // with {var} substitution over the arguments, {input} and earlier output_vars.
 type metaTool struct {
-	r *Registry
-	e *entry
+	r      *Registry
+	e      *entry
+	schema json.RawMessage // the manifest's, computed once
 }
 
 var (
@@ -29,7 +30,7 @@ var (
 
 func (t *metaTool) Name() string                    { return t.e.Manifest.Name }
 func (t *metaTool) Description(tool.Context) string { return t.e.Manifest.Description }
-func (t *metaTool) Parameters() json.RawMessage     { return t.e.Manifest.Schema() }
+func (t *metaTool) Parameters() json.RawMessage     { return t.schema }
 func (t *metaTool) Annotations() tool.Annotations   { return manifestNotes(t.e.Manifest) }
 func (t *metaTool) Pos() workflow.Pos               { return t.e.Manifest.Pos }
 func (t *metaTool) Meta(args map[string]any) string { return metaSummary(t.e.Manifest, args) }

@@ -11,8 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/awf-dev/awf/internal/application/registry"
+	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
 // summarize and translate stand in for the seed 000 example's tools.
@@ -294,5 +296,33 @@ func TestCaching(t *testing.T) {
 	res, _ := r.Invoke(t.Context(), ports.ToolRequest{Name: "count", Args: map[string]any{"k": "a"}})
 	if !res.Cached {
 		t.Error("Invoke did not mark the cached result")
+	}
+}
+
+func TestPreflight(t *testing.T) {
+	wf := &workflow.Workflow{Steps: []workflow.Step{
+		{Name: "a", Type: workflow.StepTool, Tool: &workflow.ToolStep{Tool: "code-review"}},
+		{Name: "b", Type: workflow.StepAgent, Agent: &workflow.AgentStep{Tools: []string{"echo", "ecoh"}}},
+		{Name: "c", Type: workflow.StepParallel, Parallel: &workflow.ParallelStep{Steps: []workflow.Step{
+			{Name: "d", Type: workflow.StepTool, Tool: &workflow.ToolStep{Tool: "{{ inputs.tool }}"}},
+			{Name: "e", Type: workflow.StepTool, Tool: &workflow.ToolStep{Tool: "echo"}},
+		}}},
+	}}
+	names := registry.WorkflowTools(wf)
+	if !cmp.Equal(names, []string{"code-review", "echo", "ecoh"}) {
+		t.Errorf("WorkflowTools = %v", names)
+	}
+	review := manifest("code-review", tool.MetaStep{Tool: "official/find-bugs", OutputVar: "o"})
+	review.Dependencies = []tool.Dependency{{Ref: "official/find-bugs", Constraint: "^1.0.0"}}
+	r := newRegistry(t, static(tool.LevelBuiltin, tools(echo("echo", ""))),
+		static(tool.LevelProject, tool.Set{Manifests: []*tool.Manifest{review}}))
+	err := r.Preflight(names...)
+	want := "unknown tool \"ecoh\" (did you mean \"echo\"?)\n" +
+		"tool code-review needs official/find-bugs@^1.0.0: not installed; install with: awf tools install --deps code-review"
+	if err == nil || err.Error() != want || fault.KindOf(err) != fault.Invalid {
+		t.Errorf("Preflight = %v, want %q", err, want)
+	}
+	if err := r.Preflight("echo"); err != nil {
+		t.Errorf("Preflight(echo) = %v", err)
 	}
 }

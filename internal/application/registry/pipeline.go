@@ -14,7 +14,8 @@ import (
 type Call struct {
 	// Request is the call as asked for: name, arguments, input, run, step and call ids.
 	Request ports.ToolRequest
-	// Tool and Entry are set by the resolve stage.
+	// Tool and Entry are set by the resolve stage: the tool to run and where it was defined
+	// (its level, source, kind; Description, Parameters and Shadows are left empty: ask Tool).
 	Tool  tool.Tool
 	Entry Entry
 	// Depth is the meta-tool nesting depth: 0 for a call from a step or a model.

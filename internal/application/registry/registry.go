@@ -89,24 +89,25 @@ const (
 	KindWrapped Kind = "wrapped" // a .tool file's wrapped command
 )
 
-// Entry describes one registered definition, for listing and `awf tools show`.
+// Entry describes one registered definition, for listing and `awf tools show`. Its JSON form
+// is what `--output json` prints.
 type Entry struct {
-	Name        string // what a bare reference uses (for installed tools: the name part)
-	Ref         string // how to refer to it exactly: the name, or owner/name@version
-	Kind        Kind
-	Level       tool.Level
-	Source      string // the defining file, or "builtin", "workflow", ...
-	Pos         workflow.Pos
-	Version     string
-	Category    string
-	Tags        []string
-	Description string
-	Parameters  json.RawMessage
-	Target      string // what an alias or a wrapped tool wraps
-	Tool        tool.Tool
-	Manifest    *tool.Manifest // for meta-tools and chains
+	Name        string          `json:"name"` // what a bare reference uses (installed tools: the name part)
+	Ref         string          `json:"ref"`  // how to refer to it exactly: the name, or owner/name@version
+	Kind        Kind            `json:"kind"`
+	Level       tool.Level      `json:"level"`
+	Source      string          `json:"source,omitempty"` // the defining file, or "builtin", ...
+	Pos         workflow.Pos    `json:"-"`
+	Version     string          `json:"version,omitempty"`
+	Category    string          `json:"category,omitempty"`
+	Tags        []string        `json:"tags,omitempty"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Target      string          `json:"target,omitempty"` // what an alias or a wrapped tool wraps
+	Tool        tool.Tool       `json:"-"`
+	Manifest    *tool.Manifest  `json:"-"` // for meta-tools and chains
 	// Shadows lists the lower-level definitions of the same name this one hides.
-	Shadows []string
+	Shadows []string `json:"shadows,omitempty"`
 }
 
 // entry is a registered definition and what the registry keeps about it.
@@ -316,4 +317,34 @@ type callKey struct{}
 func callFrom(ctx context.Context) *Call {
 	c, _ := ctx.Value(callKey{}).(*Call)
 	return c
+}
+
+var _ ports.ToolCatalog = (*Registry)(nil)
+
+// Describe tells the agent loop about the named tools, in the order given
+// (ports.ToolCatalog): each name as asked, its description for the run's working directory,
+// its parameters, annotations and one-line summary. An unknown name is a fault.Invalid error
+// suggesting the nearest one.
+func (r *Registry) Describe(_ context.Context, q ports.ToolQuery) ([]ports.ToolInfo, error) {
+	tctx := r.cfg.Context
+	if q.WorkDir != "" {
+		tctx.WorkDir = q.WorkDir
+	}
+	out := make([]ports.ToolInfo, 0, len(q.Names))
+	for _, n := range q.Names {
+		e, err := r.resolve(n, nil)
+		if err != nil {
+			return nil, err
+		}
+		info := ports.ToolInfo{Schema: ports.ToolSchema{Name: n, Description: e.Tool.Description(tctx),
+			Parameters: e.Tool.Parameters()}}
+		if a, ok := e.Tool.(tool.Annotated); ok {
+			info.Annotations = a.Annotations()
+		}
+		if s, ok := e.Tool.(tool.Summarizer); ok {
+			info.Meta = s.Meta
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }

@@ -306,3 +306,14 @@ func BenchmarkInvoke(b *testing.B) {
 		}
 	}
 }
+
+func TestDescribe(t *testing.T) {
+	r := newRegistry(t, static(tool.LevelBuiltin, tools(add())))
+	infos, err := r.Describe(t.Context(), ports.ToolQuery{Names: []string{"add"}, WorkDir: "/w"})
+	if err != nil || len(infos) != 1 || infos[0].Schema.Name != "add" || !cmp.Equal(infos[0].Annotations.Tags, []string{"math", "pure"}) {
+		t.Fatalf("Describe = %+v, %v", infos, err)
+	}
+	if _, err := r.Describe(t.Context(), ports.ToolQuery{Names: []string{"ad"}}); fault.KindOf(err) != fault.Invalid {
+		t.Errorf("Describe(ad) = %v, want an invalid error", err)
+	}
+}

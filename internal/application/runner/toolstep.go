@@ -40,6 +40,7 @@ func (e *execution) tool(ctx context.Context, sr *stepRun) (StepOutcome, error) 
 		Input:    input,
 		Provider: ts.Provider,
 		Timeout:  sr.step.Timeout,
+		Scope:    scope,
 	}
 	res, err := e.call(ctx, sr, req)
 	switch {

@@ -14,11 +14,13 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/application/agent"
 	"github.com/awf-dev/awf/internal/application/runner"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
 	"github.com/awf-dev/awf/internal/infrastructure/loader"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/factory"
 	"github.com/awf-dev/awf/internal/infrastructure/statestore"
 	"github.com/awf-dev/awf/internal/infrastructure/templater"
 )
@@ -39,32 +41,67 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 	})
 	tw := newToolWiring(f)
 	f.Tools = tw.build
-	f.Runner = func(events ports.Events, tools *cmdutil.Tools) (*runner.Runner, error) {
-		store, err := f.Store()
-		if err != nil {
-			return nil, err
-		}
-		var invoker ports.ToolInvoker
-		if tools != nil {
-			invoker = tools.Invoker
-		}
-		return runner.New(runner.Deps{
-			Tools:     invoker,
-			Store:     store,
-			Templater: f.Templater(),
-			Process:   process.NewLocal(process.Config{}), // steps: the author's own commands; tools use the sandboxed helper
-			Loader:    f.Loader(),
-			Events:    events,
-			Clock:     ports.ClockFunc(nowFunc),
-			NewID:     func() string { return uuid.NewString() },
-			Environ:   environ,
-			Stat:      os.Stat,
-			Log:       f.Log(),
-			// A quick step is recorded once, at its end; see runner.Deps.
-			StartSaveDelay: 200 * time.Millisecond,
-		})
+	f.Runner = func(events ports.Events, opts cmdutil.RunnerOptions) (*runner.Runner, func() error, error) {
+		return newRunner(f, environ, events, opts)
 	}
 	return f
+}
+
+// newRunner wires a runner: the state store, the in-process shell for steps, the governed
+// tools, and the agent loop with the run's model providers.
+func newRunner(f *cmdutil.Factory, environ []string, events ports.Events, opts cmdutil.RunnerOptions) (*runner.Runner, func() error, error) {
+	store, err := f.Store()
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	providers, err := factory.New(factory.Options{
+		Getenv: f.Getenv, Environ: environ, WorkDir: opts.WorkDir, Providers: cfg.Providers,
+		DefaultProvider: cfg.Provider, DefaultModel: cfg.Model,
+		Provider: opts.Provider, Model: opts.Model, Replay: opts.Replay, Record: opts.Record,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() error {
+		for _, turn := range providers.Unplayed() {
+			fmt.Fprintf(f.IO.ErrOut, "warning: cassette turn not played: %s\n", turn)
+		}
+		return providers.Close()
+	}
+	deps := runner.Deps{
+		Store:     store,
+		Templater: f.Templater(),
+		Process:   process.NewLocal(process.Config{}), // steps: the author's own commands; tools use the sandboxed helper
+		Loader:    f.Loader(),
+		Events:    events,
+		Clock:     ports.ClockFunc(nowFunc),
+		NewID:     func() string { return uuid.NewString() },
+		Environ:   environ,
+		Stat:      os.Stat,
+		Log:       f.Log(),
+		// A quick step is recorded once, at its end; see runner.Deps.
+		StartSaveDelay: 200 * time.Millisecond,
+	}
+	if t := opts.Tools; t != nil {
+		deps.Tools = t.Invoker
+		agents, err := agent.New(agent.Deps{
+			Providers: providers, Tools: t.Invoker, Catalog: t.Registry, Templater: f.Templater(),
+			Schemas: t.Validator, Clock: ports.ClockFunc(nowFunc),
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		deps.Agents = agents
+	}
+	r, err := runner.New(deps)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, done, nil
 }
 
 // loadConfig resolves flags > environment > project file > user file > defaults.

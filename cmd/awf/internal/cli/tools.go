@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/approver"
@@ -84,7 +85,7 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	builtins, exec, err := builtinTools(wf, workDir, f.Templater())
+	builtins, exec, err := builtinTools(wf, workDir, f.Templater(), toolEnv(f.Environ))
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +101,8 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 
 // builtinTools returns the built-in tools for workDir and the configuration command tools run
 // with: through the sandboxed helper process, never in awf's own.
-func builtinTools(wf *workflow.Workflow, workDir string, t ports.Templater) (ports.StaticTools, command.Config, error) {
-	exec := command.Config{Process: process.New(process.Config{}), Templater: t, Dir: workDir, Policy: wf.Sandbox}
+func builtinTools(wf *workflow.Workflow, workDir string, t ports.Templater, env []string) (ports.StaticTools, command.Config, error) {
+	exec := command.Config{Process: process.New(process.Config{}), Templater: t, Dir: workDir, Policy: wf.Sandbox, BaseEnv: env}
 	sh, err := shell.New(exec)
 	if err != nil {
 		return ports.StaticTools{}, exec, err
@@ -131,4 +132,19 @@ func providerKeyEnvNames(f *cmdutil.Factory) []string {
 		}
 	}
 	return names
+}
+
+// toolEnv is the environment tools start from: the minimal one (no secrets of awf's own
+// environment reach a tool), with awf's PATH and HOME so that the user's toolchains (go, npm)
+// are found and keep their caches.
+func toolEnv(environ []string) []string {
+	env := process.MinimalEnv()
+	for _, kv := range environ {
+		for _, keep := range []string{"PATH=", "HOME="} {
+			if strings.HasPrefix(kv, keep) {
+				env = append(env, kv) // later entries win
+			}
+		}
+	}
+	return env
 }

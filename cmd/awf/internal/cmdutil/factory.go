@@ -28,8 +28,10 @@ type Factory struct {
 	// Tools builds the governed tool set of a run of wf in workDir (one per run: its cache and
 	// quotas live as long as it does).
 	Tools func(wf *workflow.Workflow, workDir string) (*Tools, error)
-	// Runner builds a runner that reports to events and calls tools (nil: tool steps fail).
-	Runner func(events ports.Events, tools *Tools) (*runner.Runner, error)
+	// Runner builds a runner that reports to events, with the run's tools and model
+	// settings. done must be called when the run ends: it writes a --record cassette and
+	// reports cassette turns that were never played.
+	Runner func(events ports.Events, opts RunnerOptions) (r *runner.Runner, done func() error, err error)
 	// Pause, when set by a command with live progress, stops the progress drawing while a
 	// prompt is on screen; the returned function resumes it.
 	Pause func() (resume func())
@@ -50,4 +52,16 @@ type GlobalFlags struct {
 	Approve        string // "", "auto", "prompt" or "deny": overrides every tool's approval mode
 	Yes            bool   // approve prompt-mode calls; never lifts a deny
 	Changed        func(name string) bool
+}
+
+// RunnerOptions are the per-run settings of a runner.
+type RunnerOptions struct {
+	Tools   *Tools // nil: tool and agent steps fail
+	WorkDir string
+	// Provider and Model (--provider, --model) replace every agent step's own.
+	Provider string
+	Model    string
+	// Replay plays a cassette instead of any model; Record records one (--replay, --record).
+	Replay string
+	Record string
 }

@@ -260,7 +260,7 @@ func tail(s string) string {
 }
 
 // capped keeps the first limit bytes written to it and drops the rest, so a runaway command
-// cannot exhaust memory. For stderr the last bytes matter more, so it keeps those instead.
+// cannot exhaust memory; String marks what was dropped.
 type capped struct {
 	limit int
 	buf   bytes.Buffer

@@ -134,8 +134,14 @@ func (f *Factory) Provider(_ context.Context, ref ports.ProviderRef) (ports.Reso
 	if f.player != nil {
 		return f.replayed(ref, wfName, name, model, reqOpts), nil
 	}
-	p, err := f.client(s, tr, cmp.Or(ref.ToolFormat, tr.toolFormat), wfDir)
-	if err != nil {
+	var p ports.Provider
+	if s.Type == TypeReplay {
+		player, err := f.cassette(tr.cassette, wfDir)
+		if err != nil {
+			return ports.ResolvedProvider{}, fmt.Errorf("provider %q (%s): %w", s.Name, s.from, err)
+		}
+		p = player.Step(wfName, ref.Step)
+	} else if p, err = f.client(s, tr, cmp.Or(ref.ToolFormat, tr.toolFormat), wfDir); err != nil {
 		return ports.ResolvedProvider{}, err
 	}
 	if f.recorder != nil {
@@ -272,39 +278,30 @@ func (f *Factory) build(s spec, tr transport, toolFormat, wfDir string) (ports.P
 	case TypeCLI:
 		return cliagent.New(cliagent.Config{Name: s.Name, Command: s.Command, Args: s.Args, ToolFormat: toolFormat,
 			Dir: f.o.WorkDir, Env: f.o.Environ, Timeout: tr.timeout, MaxRepairs: tr.maxRepairs})
-	case TypeReplay:
-		return f.cassette(tr.cassette, wfDir)
 	}
 	return nil, fault.New(fault.Usage, "unknown type %q: want openai, anthropic, ollama, cli or replay", s.Type)
 }
 
-// cassette is a provider of type replay: a cassette named in the configuration (relative to
-// the workflow's directory), played from its start in each run.
-func (f *Factory) cassette(path, wfDir string) (ports.Provider, error) {
+// cassette is the player of a provider of type replay: a cassette named in the
+// configuration (relative to the workflow's directory), opened once per run.
+func (f *Factory) cassette(path, wfDir string) (*replay.Player, error) {
 	if path == "" {
 		return nil, fault.New(fault.Usage, "a replay provider needs options.cassette: the cassette file to play")
 	}
 	if !filepath.IsAbs(path) && wfDir != "" {
 		path = filepath.Join(wfDir, path)
 	}
-	p, ok := f.players[path]
-	if !ok {
-		var err error
-		if p, err = replay.Open(path); err != nil {
-			return nil, err
-		}
-		f.players[path] = p
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p, ok := f.players[path]; ok {
+		return p, nil
 	}
-	return replayAll{p}, nil
-}
-
-// replayAll plays a configured cassette for any step: the step is not known when the client
-// is built, so it plays the interactions recorded without a workflow, by step... which needs
-// the step. See stepless.
-type replayAll struct{ p *replay.Player }
-
-func (r replayAll) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
-	return r.p.Step("", "").Chat(ctx, req)
+	p, err := replay.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f.players[path] = p
+	return p, nil
 }
 
 func (f *Factory) key(env string) string {

@@ -35,6 +35,13 @@ func (r *Recorder) Wrap(workflow, step string, p ports.Provider) ports.Provider 
 	return &stepRecorder{r: r, workflow: workflow, step: step, p: p}
 }
 
+// SetNote replaces the cassette's note, which says how it was made.
+func (r *Recorder) SetNote(note string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.c.Note = note
+}
+
 // Interactions returns how many turns were recorded.
 func (r *Recorder) Interactions() int {
 	r.mu.Lock()

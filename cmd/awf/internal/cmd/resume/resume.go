@@ -22,6 +22,7 @@ type Options struct {
 	Factory *cmdutil.Factory
 	RunID   string
 	Output  cmdutil.Format
+	Model   run.ModelFlags
 }
 
 // NewCmdResume returns `awf resume`.
@@ -44,53 +45,57 @@ failing step is picked up.`,
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	run.AddModelFlags(cmd, &opts.Model)
 	return cmd
 }
 
 func runResume(ctx context.Context, opts *Options) error {
 	f := opts.Factory
-	tools, err := toolsFor(ctx, f, opts.RunID)
+	tools, workDir, err := toolsFor(ctx, f, opts.RunID)
 	if err != nil {
 		return err
 	}
 	progress := render.New(opts.IO, time.Now)
 	defer progress.Close()
 	f.Pause = progress.Pause
-	r, err := f.Runner(progress, tools)
+	r, done, err := f.Runner(progress, opts.Model.Options(tools, workDir))
 	if err != nil {
 		return err
 	}
 	state, err := r.Resume(ctx, opts.RunID)
 	progress.Close()
+	if derr := done(); derr != nil && err == nil {
+		err = derr
+	}
 	store, _ := opts.Factory.Store()
 	return run.Report(opts.IO, opts.Output, store, state, err)
 }
 
 // toolsFor builds the tool set of the run's workflow, as it is now on disk, in the run's
 // working directory. A run the store does not know is left to Resume to report.
-func toolsFor(ctx context.Context, f *cmdutil.Factory, id string) (*cmdutil.Tools, error) {
+func toolsFor(ctx context.Context, f *cmdutil.Factory, id string) (*cmdutil.Tools, string, error) {
 	store, err := f.Store()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	st, err := store.Load(ctx, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	res, err := compile.File(f.Loader(), f.Templater(), st.WorkflowFile)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	workDir := st.WorkDir
 	if workDir == "" {
 		if workDir, err = os.Getwd(); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	tools, err := f.Tools(res.Workflow, workDir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	run.PrintWarnings(f.IO, tools.Warnings)
-	return tools, nil
+	return tools, workDir, nil
 }

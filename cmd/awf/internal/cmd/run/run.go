@@ -32,6 +32,29 @@ type Options struct {
 	InputFile string
 	DryRun    bool
 	Output    cmdutil.Format
+	Model     ModelFlags
+}
+
+// ModelFlags choose the model of agent steps from the command line.
+type ModelFlags struct {
+	Provider string
+	Model    string
+	Replay   string
+	Record   string
+}
+
+// AddModelFlags adds --provider, --model, --replay and --record.
+func AddModelFlags(cmd *cobra.Command, m *ModelFlags) {
+	cmd.Flags().StringVar(&m.Provider, "provider", "", "use provider `NAME` for every agent step (a workflow or config provider, or openai, anthropic, claude, ollama, cli)")
+	cmd.Flags().StringVar(&m.Model, "model", "", "use `MODEL` for every agent step")
+	cmd.Flags().StringVar(&m.Replay, "replay", "", "play the model turns of cassette `FILE` instead of calling any model (tools run for real)")
+	cmd.Flags().StringVar(&m.Record, "record", "", "record every model turn into cassette `FILE`")
+	cmd.MarkFlagsMutuallyExclusive("replay", "record")
+}
+
+// Options turns the flags into runner options.
+func (m ModelFlags) Options(tools *cmdutil.Tools, workDir string) cmdutil.RunnerOptions {
+	return cmdutil.RunnerOptions{Tools: tools, WorkDir: workDir, Provider: m.Provider, Model: m.Model, Replay: m.Replay, Record: m.Record}
 }
 
 // NewCmdRun returns `awf run`. runF replaces the run function in flag tests.
@@ -60,6 +83,7 @@ object with run_id, status, state_file and output) goes to stdout.`,
 	cmd.Flags().StringVar(&opts.InputFile, "input-file", "", "YAML `FILE` mapping input names to values")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan with every template that can be resolved; run nothing")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	AddModelFlags(cmd, &opts.Model)
 	return cmd
 }
 
@@ -101,12 +125,15 @@ func runRun(ctx context.Context, opts *Options) error {
 	progress := render.New(opts.IO, time.Now)
 	defer progress.Close()
 	f.Pause = progress.Pause
-	r, err := f.Runner(progress, tools)
+	r, done, err := f.Runner(progress, opts.Model.Options(tools, workDir))
 	if err != nil {
 		return err
 	}
 	run, err := r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir})
 	progress.Close()
+	if derr := done(); derr != nil && err == nil {
+		err = derr
+	}
 	store, _ := f.Store()
 	return Report(opts.IO, opts.Output, store, run, err)
 }

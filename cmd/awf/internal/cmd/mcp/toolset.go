@@ -1,0 +1,317 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/internal/application/approval"
+	"github.com/awf-dev/awf/internal/application/govern"
+	"github.com/awf-dev/awf/internal/application/registry"
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/audit"
+	"github.com/awf-dev/awf/internal/infrastructure/manifest"
+	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
+	"github.com/awf-dev/awf/internal/infrastructure/process"
+	"github.com/awf-dev/awf/internal/infrastructure/schema"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/file"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/httptool"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/shell"
+)
+
+// ToolsetRequest says what a governed toolset is built for.
+type ToolsetRequest struct {
+	// Workflow supplies the tools: list, sandbox and approval policies and mcp_servers; nil
+	// means the built-ins and the project's and user's tools under the default policy.
+	Workflow *workflow.Workflow
+	// Inputs are the workflow's resolved inputs, which its templates (restriction paths,
+	// {{inputs.x}} in custom commands) read.
+	Inputs map[string]any
+	// WorkDir is the absolute working directory: file tools' root, commands' directory.
+	WorkDir string
+	RunID   string
+	// Approver asks a person; nil means nobody can be asked (the non-interactive policy).
+	Approver ports.Approver
+	// MCPTools are more tool references (beyond the workflow's steps) whose MCP servers
+	// must start: `awf mcp serve --tools fs.*`.
+	MCPTools []string
+	Clock    ports.Clock
+}
+
+// Toolset is a tool registry whose every call runs through the governed path (call gate,
+// sandbox policy, approval, audit) — what agent steps use, and what `awf mcp serve` exposes.
+// Close it when done: it stops MCP servers and closes the audit log.
+type Toolset struct {
+	Registry *registry.Registry
+	// Invoker runs calls: the registry wrapped so that calls refused before the governed
+	// stage (unknown tool, invalid arguments) are audited too.
+	Invoker ports.ToolInvoker
+	// MCP is the workflow's MCP servers as a tool source.
+	MCP *awfmcp.Source
+	// Scope is the template scope calls carry (inputs, env, workflow, run).
+	Scope ports.Scope
+	// Warnings are the problems that did not stop loading (a tool shadowing another).
+	Warnings workflow.Problems
+	// AuditPath is the audit log's file.
+	AuditPath string
+
+	flow   *approval.Flow
+	runID  string
+	closes []func() error
+}
+
+// BuildToolset wires the tools of req into a governed toolset, with the factory's
+// configuration (audit log), logger, templater and global flags (--approve, --yes,
+// --non-interactive). The sandbox policy check is ports.AllowAll until a policy checker
+// exists; the file and http tools enforce their own path and host rules (L1) and processes
+// get the workflow's policy. Errors: fault.Invalid for a workflow whose tools do not load
+// (collisions, MCP servers that do not start), fault.System for an audit log that cannot
+// be opened.
+func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	if req.Clock == nil {
+		req.Clock = ports.ClockFunc(time.Now)
+	}
+	log := f.Log()
+	wf := req.Workflow
+	if wf == nil {
+		wf = &workflow.Workflow{}
+	}
+	ts = &Toolset{runID: req.RunID, AuditPath: cfg.AuditLog}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, ts.Close())
+			ts = nil
+		}
+	}()
+	ts.Scope = scope(wf, req, f.Environ)
+
+	auditLog, err := audit.Open(cfg.AuditLog, audit.Options{})
+	if err != nil {
+		return ts, err
+	}
+	ts.closes = append(ts.closes, auditLog.Close)
+	ts.flow, err = approval.New(approval.Config{
+		Policy: wf.Approval, Tools: wf.Tools, Override: f.Flags.Approve, Yes: f.Flags.Yes,
+		NonInteractive: f.Flags.NonInteractive, Approver: req.Approver, Eval: f.Templater(),
+	})
+	if err != nil {
+		return ts, err
+	}
+	gate, err := govern.New(govern.Deps{Approval: ts.flow, Audit: auditLog, Clock: req.Clock, Log: log,
+		Secrets: govern.SecretValues(wf.Sandbox, nil, f.Environ)})
+	if err != nil {
+		return ts, err
+	}
+	ts.Registry, err = registry.New(registry.Config{Validator: schema.New(), Clock: req.Clock,
+		Stages: []registry.Stage{gate.Stage}, Context: tool.Context{WorkDir: req.WorkDir}})
+	if err != nil {
+		return ts, err
+	}
+	ts.Invoker = gate.Invoker(ts.Registry)
+
+	sources, err := ts.sources(f, wf, req, log)
+	if err != nil {
+		return ts, err
+	}
+	probs, err := ts.Registry.Load(sources...)
+	for _, p := range probs {
+		if p.Severity == workflow.SeverityWarning {
+			ts.Warnings = append(ts.Warnings, p)
+		}
+	}
+	if err != nil {
+		return ts, fmt.Errorf("tools: %w", err)
+	}
+	if probs := ts.MCP.Resolve(wf); len(probs) > 0 {
+		return ts, probs
+	}
+	return ts, nil
+}
+
+// sources are where the toolset's tools come from: built-ins under the workflow's policy,
+// the project's and the user's tool directories, the workflow's tools: list and its MCP
+// servers.
+func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req ToolsetRequest, log *slog.Logger) ([]ports.ToolSource, error) {
+	render := func(globs []string) ([]string, error) { return renderAll(f, ts.Scope, globs) }
+	var paths workflow.PathPolicy
+	var hosts []string
+	if wf.Sandbox != nil {
+		paths, hosts = wf.Sandbox.Paths, wf.Sandbox.Hosts
+	}
+	read, err := render(paths.Read)
+	if err != nil {
+		return nil, err
+	}
+	write, err := render(paths.Write)
+	if err != nil {
+		return nil, err
+	}
+	protect, err := render(paths.Protect)
+	if err != nil {
+		return nil, err
+	}
+	fp := file.Policy{WorkDir: req.WorkDir, Read: read, Write: write, Protect: protect}
+	cmdCfg := command.Config{Process: process.New(process.Config{}), Templater: f.Templater(), Dir: req.WorkDir,
+		Policy: wf.Sandbox, Scope: ts.Scope}
+	builtins, err := builtinTools(fp, httptool.Policy{Hosts: hosts}, cmdCfg)
+	if err != nil {
+		return nil, err
+	}
+	restricted := func(spec workflow.ToolSpec) (tool.Tool, error) {
+		return restrictedBuiltin(spec, fp, hosts, render)
+	}
+	refs := append(awfmcp.Referenced(wf), req.MCPTools...)
+	ts.MCP = awfmcp.NewSource(awfmcp.SourceConfig{Servers: wf.MCPServers, Start: mcpServers(wf, refs),
+		Dir: req.WorkDir, Environ: f.Environ, Version: f.Version, Log: log})
+	ts.closes = append(ts.closes, ts.MCP.Close)
+	return []ports.ToolSource{
+		ports.StaticTools{At: tool.LevelBuiltin, Set: tool.Set{Tools: builtins, Aliases: shell.Aliases()}},
+		manifest.Project(req.WorkDir),
+		manifest.User(f.Getenv),
+		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)},
+		command.Source{Specs: wf.Tools, Config: cmdCfg, Builtin: restricted},
+		ts.MCP,
+	}, nil
+}
+
+// mcpServers names the servers that refs (workflow spellings or server names) use.
+func mcpServers(wf *workflow.Workflow, refs []string) []string {
+	servers := make([]string, 0, len(wf.MCPServers))
+	for name := range wf.MCPServers {
+		servers = append(servers, name)
+	}
+	out := []string{}
+	for _, r := range refs {
+		name := r
+		if ref, ok := awfmcp.ParseRef(r, servers); ok {
+			name = ref.Server
+		}
+		if _, declared := wf.MCPServers[name]; declared {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// builtinTools are the built-in tools under the workflow-wide policy.
+func builtinTools(fp file.Policy, hp httptool.Policy, cmdCfg command.Config) ([]tool.Tool, error) {
+	files, err := file.NewTools(fp)
+	if err != nil {
+		return nil, fmt.Errorf("file tools: %w", err)
+	}
+	sh, err := shell.New(cmdCfg)
+	if err != nil {
+		return nil, fault.Wrap(fault.System, err)
+	}
+	web, err := httptool.New(hp)
+	if err != nil {
+		return nil, fmt.Errorf("http_request: %w", err)
+	}
+	return append(files, sh, web), nil
+}
+
+// restrictedBuiltin builds a `builtin: true` entry with restrictions: the file tools with the
+// entry's paths as their read (or, for write_file, write) allowlist, http_request with its
+// hosts. nil (no restrictions, or a built-in without any) is the plain built-in.
+func restrictedBuiltin(spec workflow.ToolSpec, fp file.Policy, hosts []string, render func([]string) ([]string, error)) (tool.Tool, error) {
+	r := spec.Restrictions
+	if r == nil {
+		return nil, nil
+	}
+	if spec.Name == "http_request" && len(r.Hosts) > 0 {
+		return httptool.New(httptool.Policy{Hosts: r.Hosts})
+	}
+	if len(r.Paths) == 0 {
+		return nil, nil
+	}
+	paths, err := render(r.Paths)
+	if err != nil {
+		return nil, err
+	}
+	switch spec.Name {
+	case "read_file":
+		fp.Read = paths
+		return file.NewReadFile(fp)
+	case "write_file":
+		fp.Write = paths
+		return file.NewWriteFile(fp)
+	case "list_dir":
+		fp.Read = paths
+		return file.NewListDir(fp)
+	case "glob":
+		fp.Read = paths
+		return file.NewGlob(fp)
+	case "grep":
+		fp.Read = paths
+		return file.NewGrep(fp)
+	}
+	return nil, nil
+}
+
+// renderAll renders the templates among globs ({{inputs.project_path}}/**).
+func renderAll(f *cmdutil.Factory, sc ports.Scope, globs []string) ([]string, error) {
+	if globs == nil {
+		return nil, nil
+	}
+	out := make([]string, len(globs))
+	for i, g := range globs {
+		if !strings.Contains(g, "{{") {
+			out[i] = g
+			continue
+		}
+		s, err := f.Templater().Render(g, sc)
+		if err != nil {
+			return nil, fmt.Errorf("path %q: %w", g, err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// scope is the template scope of the toolset's calls, as the runner builds it for a run.
+func scope(wf *workflow.Workflow, req ToolsetRequest, environ []string) ports.Scope {
+	env := map[string]any{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	inputs := req.Inputs
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
+	return ports.Scope{
+		"inputs":   inputs,
+		"env":      env,
+		"workflow": map[string]any{"name": wf.Name, "version": wf.Version, "description": wf.Description, "dir": wf.Dir},
+		"run":      map[string]any{"id": req.RunID, "dir": req.WorkDir},
+	}
+}
+
+// Close stops the MCP servers, forgets the run's approvals and quotas and closes the audit
+// log. Safe to call more than once.
+func (ts *Toolset) Close() error {
+	if ts == nil {
+		return nil
+	}
+	if ts.flow != nil {
+		ts.flow.End(ts.runID)
+	}
+	var errs []error
+	for i := len(ts.closes) - 1; i >= 0; i-- {
+		errs = append(errs, ts.closes[i]())
+	}
+	ts.closes = nil
+	return errors.Join(errs...)
+}
