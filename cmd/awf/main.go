@@ -19,6 +19,10 @@ func main() {
 	if process.IsHelper(os.Args) {
 		os.Exit(process.HelperMain())
 	}
+	// The same helper inside a container, with its request in files (the container backend).
+	if process.IsFileHelper(os.Args) {
+		os.Exit(process.FileHelperMain(os.Args))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], iostreams.System(), os.Getenv, os.Environ())
 	stop()

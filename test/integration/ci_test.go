@@ -230,3 +230,61 @@ func checkAuditLog(t *testing.T, ws, runID string) {
 		}
 	}
 }
+
+// TestAWFAsCIStepDeniesPrompts runs a tool call that needs approval with no terminal: the run
+// must not wait for an answer. --non-interactive (deny) refuses the call, which fails its tool
+// step (exit 3); --non-interactive=fail ends the run as denied (exit 5). Either way the write
+// does not happen and the audit log in the workspace records the refusal and who made it.
+func TestAWFAsCIStepDeniesPrompts(t *testing.T) {
+	t.Parallel()
+	requireDocker(t)
+	tests := []struct {
+		flag     string
+		wantCode int
+	}{
+		{"--non-interactive", 3},
+		{"--non-interactive=fail", 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.flag, func(t *testing.T) {
+			t.Parallel()
+			ws := checkout(t)
+			code, out := runAWF(t, ws, "run", "approve.yaml", tc.flag, "--output", "json")
+			if code != tc.wantCode {
+				t.Fatalf("awf run approve.yaml %s: exit %d, want %d\nstdout: %s\nstderr: %s", tc.flag, code, tc.wantCode, out.stdout, out.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "approved.txt")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the refused write happened: %v", err)
+			}
+			res := decodeResult(t, out.stdout)
+			if res.Status != "failed" || res.Steps["read"] != "completed" || res.Steps["write"] != "failed" {
+				t.Errorf("result = %+v, want failed at step write after read", res)
+			}
+			checkStateFile(t, ws, res)
+			data, err := os.ReadFile(filepath.Join(ws, ".awf", "audit.jsonl"))
+			if err != nil {
+				t.Fatalf("audit log: %v", err)
+			}
+			checkAuditLog(t, ws, res.RunID)
+			var tools []string
+			for line := range strings.Lines(string(data)) {
+				var rec struct {
+					Tool     string `json:"tool"`
+					Outcome  string `json:"outcome"`
+					Approval *struct {
+						Decision string `json:"decision"`
+						By       string `json:"by"`
+					} `json:"approval"`
+				}
+				if err := json.Unmarshal([]byte(line), &rec); err != nil || rec.Approval == nil {
+					t.Fatalf("audit record %s: %v", line, err)
+				}
+				tools = append(tools, fmt.Sprintf("%s %s %s by %s", rec.Tool, rec.Outcome, rec.Approval.Decision, rec.Approval.By))
+			}
+			want := []string{"read_file ok allow by auto", "write_file denied deny by non_interactive"}
+			if fmt.Sprint(tools) != fmt.Sprint(want) {
+				t.Errorf("audit records = %q, want %q", tools, want)
+			}
+		})
+	}
+}

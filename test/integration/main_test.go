@@ -11,6 +11,7 @@ package integration
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,13 +105,17 @@ func unavailable() string {
 // busyboxPath finds a static busybox for the images' root file system.
 func busyboxPath() (string, error) {
 	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			out, _ := exec.Command("file", "-L", p).Output()
-			if len(out) > 0 && !strings.Contains(string(out), "statically linked") {
-				return "", fmt.Errorf("%s is not statically linked; install Debian's busybox-static", p)
-			}
-			return p, nil
+		f, err := elf.Open(p)
+		if err != nil {
+			continue
 		}
+		defer f.Close()
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_INTERP {
+				return "", fmt.Errorf("%s is dynamically linked; install Debian's busybox-static", p)
+			}
+		}
+		return p, nil
 	}
 	return "", errors.New("no busybox: install Debian's busybox-static (apt-get install -y busybox-static)")
 }
@@ -142,22 +148,28 @@ func setUp() (cleanup func(), err error) {
 		return cleanup, err
 	}
 	base := map[string]*string{"BASE": &busyboxImage}
-	for _, img := range []struct {
+	images := []struct {
 		name  string
 		tag   *string
 		files map[string]string
 	}{
 		{"awf", &awfImage, map[string]string{"awf": filepath.Join(bin, "awf")}},
 		{"net", &netImage, map[string]string{"httpserver": filepath.Join(bin, "httpserver"), "httpfetch": filepath.Join(bin, "httpfetch")}},
-	} {
-		tag, built, err := buildImage(ctx, img.name, img.files, base)
-		if err != nil {
-			return cleanup, err
+	}
+	built := make([]bool, len(images))
+	errs := make([]error, len(images))
+	var wg sync.WaitGroup
+	for i, img := range images {
+		wg.Go(func() { *img.tag, built[i], errs[i] = buildImage(ctx, img.name, img.files, base) })
+	}
+	wg.Wait()
+	for i, img := range images {
+		if built[i] {
+			undo = append(undo, func() { removeImage(*img.tag) })
 		}
-		*img.tag = tag
-		if built {
-			undo = append(undo, func() { removeImage(tag) })
-		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cleanup, err
 	}
 	return cleanup, nil
 }

@@ -5,9 +5,10 @@
 // only the programs the script calls. The workspace is bound at its host path, read-only except
 // the policy's writable directories (whose protected names stay read-only); the root file
 // system is read-only, /tmp a small tmpfs; there is no network unless the policy allows it; no
-// capabilities, no_new_privs; memory, CPU, pids and file-size limits come from the policy. The
-// engine is reached through the Docker API client, never the docker CLI, and images are never
-// pulled. It implements ports.ProcessRunner.
+// capabilities, no_new_privs; memory, CPU, pids and file-size limits come from the policy. A
+// command allowlist, which nothing in the container could enforce, is refused. The engine is
+// reached through the Docker API client, never the docker CLI, and images are never pulled.
+// It implements ports.ProcessRunner; Selector routes requests between it and another runner.
 package container
 
 import (
@@ -84,6 +85,7 @@ type Config struct {
 	// StderrLimit caps the stderr kept per run (the head); 0 means DefaultStderrLimit.
 	StderrLimit int64
 	// BaseEnv is the environment of requests whose BaseEnv is nil; nil means MinimalEnv().
+	// Either is filtered by the policy's env rules, as the process backend filters it.
 	BaseEnv []string
 	// TmpSize is the size of the tmpfs at /tmp; 0 means DefaultTmpSize.
 	TmpSize int64
@@ -217,15 +219,15 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 		return ports.ProcessResult{}, err
 	}
 	defer os.RemoveAll(ex.dir)
-	runCtx, cancel := withTimeout(ctx, s.timeout)
-	defer cancel()
-
 	id, err := r.create(ctx, s, ex, helper)
 	if err != nil {
 		return ports.ProcessResult{}, err
 	}
 	defer r.remove(context.WithoutCancel(ctx), id)
-	res, err := r.execute(runCtx, id, s, ex)
+	if ctx.Err() != nil {
+		return ports.ProcessResult{ExitCode: -1, Duration: time.Since(start)}, stopError(ctx, 0)
+	}
+	res, err := r.execute(ctx, id, s, ex)
 	res.Duration = time.Since(start)
 	return res, err
 }
@@ -245,7 +247,7 @@ func (r *Runner) create(ctx context.Context, s *spec, ex *exchange, helper strin
 	}
 	labels := map[string]string{LabelBackend: "container"}
 	maps.Copy(labels, r.cfg.Labels)
-	init := true
+	withInit := true
 	opts := client.ContainerCreateOptions{
 		Config: &container.Config{
 			Image:      s.image,
@@ -264,7 +266,7 @@ func (r *Runner) create(ctx context.Context, s *spec, ex *exchange, helper strin
 			CapDrop:        []string{"ALL"},
 			SecurityOpt:    []string{"no-new-privileges"},
 			ReadonlyRootfs: true,
-			Init:           &init, // reaps what the script leaves behind; kills it all when the helper exits
+			Init:           &withInit, // reaps what the script leaves behind; kills it all when the helper exits
 			IpcMode:        "private",
 			LogConfig:      container.LogConfig{Type: "none"}, // output is streamed, never stored
 		},
@@ -298,10 +300,11 @@ func (r *Runner) createError(ctx context.Context, s *spec, err error) error {
 	return fault.Wrap(fault.System, fmt.Errorf("container backend: create container: %w", err))
 }
 
-// execute attaches to the container, starts it, waits for it under runCtx and collects the
-// result.
-func (r *Runner) execute(runCtx context.Context, id string, s *spec, ex *exchange) (ports.ProcessResult, error) {
-	bg := context.WithoutCancel(runCtx)
+// execute attaches to the container, starts it, waits for it and collects the result. The
+// request's timeout runs from the start, so that it measures the script, not the engine's
+// work to create the container.
+func (r *Runner) execute(ctx context.Context, id string, s *spec, ex *exchange) (ports.ProcessResult, error) {
+	bg := context.WithoutCancel(ctx)
 	var overflowed atomic.Bool
 	out := &capped{limit: s.output, onOverflow: func() {
 		overflowed.Store(true)
@@ -320,6 +323,8 @@ func (r *Runner) execute(runCtx context.Context, id string, s *spec, ex *exchang
 		stdcopy.StdCopy(out, errOut, att.Reader) // ends at EOF, when the container stops
 	}()
 
+	runCtx, cancelRun := withTimeout(ctx, s.timeout)
+	defer cancelRun()
 	apiCtx, cancel := context.WithTimeout(bg, apiTimeout)
 	_, err = r.cli.ContainerStart(apiCtx, id, client.ContainerStartOptions{})
 	cancel()

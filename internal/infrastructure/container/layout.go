@@ -64,7 +64,10 @@ func (l *layout) contains(p string) bool {
 // planLayout works out the layout for workspace under policy p. With create set, a missing
 // writable directory inside the workspace (the static prefix of a write glob) is created, so
 // that a build can write where the policy lets it; without it (Describe), nothing is touched.
-func planLayout(workspace string, p *workflow.Policy, create bool) (*layout, error) {
+//
+// A tool's restriction paths (narrow, nil for none) can only narrow the writable directories:
+// each becomes the deeper of itself and a restriction prefix it meets.
+func planLayout(workspace string, p *workflow.Policy, narrow []string, create bool) (*layout, error) {
 	ws, err := filepath.Abs(workspace)
 	if err != nil {
 		return nil, fault.Wrap(fault.System, fmt.Errorf("workspace %s: %w", workspace, err))
@@ -83,6 +86,9 @@ func planLayout(workspace string, p *workflow.Policy, create bool) (*layout, err
 	}
 	if err := l.addWritable(paths.Write, create); err != nil {
 		return nil, err
+	}
+	if narrow != nil {
+		l.narrowWritable(narrow)
 	}
 	if err := l.addReadable(paths.Read); err != nil {
 		return nil, err
@@ -137,6 +143,28 @@ func (l *layout) addWritable(globs []string, create bool) error {
 		l.writable = appendRoot(l.writable, prefix)
 	}
 	return nil
+}
+
+// narrowWritable intersects the writable directories with the static prefixes of a tool's
+// restriction paths. A prefix that does not exist yet is not created: the policy's own write
+// globs decide what is made.
+func (l *layout) narrowWritable(globs []string) {
+	var out []string
+	for _, g := range globs {
+		r, _ := l.staticPrefix(g)
+		for _, w := range l.writable {
+			switch {
+			case within(r, w):
+				if src, err := filepath.EvalSymlinks(r); err == nil && within(src, l.sources[w]) {
+					l.sources[r] = src
+					out = appendRoot(out, r)
+				}
+			case within(w, r):
+				out = appendRoot(out, w)
+			}
+		}
+	}
+	l.writable = out
 }
 
 // addReadable mounts the static prefix of each read glob outside the workspace read-only; the

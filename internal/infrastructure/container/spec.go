@@ -17,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 )
 
 // Network modes of workflow.Policy.Network.
@@ -54,8 +55,15 @@ func (r *Runner) plan(req ports.ProcessRequest, create bool) (*spec, error) {
 	if s.image == "" {
 		return nil, fault.New(fault.Invalid, "sandbox backend container: no image (set sandbox.image)")
 	}
+	narrow := req.Restrictions
+	if narrow == nil {
+		narrow = &workflow.Restrictions{}
+	}
+	if err := commandsEnforceable(pol, narrow); err != nil {
+		return nil, err
+	}
 	workspace := cmp.Or(r.cfg.WorkDir, req.Dir, r.cwd)
-	l, err := planLayout(workspace, pol, create)
+	l, err := planLayout(workspace, pol, narrow.Paths, create)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +78,23 @@ func (r *Runner) plan(req ports.ProcessRequest, create bool) (*spec, error) {
 	s.resources = resources(limits)
 	s.timeout = cmp.Or(req.Timeout, limits.Timeout)
 	s.output = cmp.Or(req.OutputLimit, limits.Output, DefaultOutputLimit)
-	if s.wire, err = r.wireRequest(req); err != nil {
+	if s.wire, err = r.wireRequest(req, pol); err != nil {
 		return nil, err
 	}
 	s.applied = r.describe(s, limits)
 	return s, nil
+}
+
+// commandsEnforceable refuses a command allowlist: the process backend enforces one with an
+// exec guard inside its sandboxed helper, whose set-up needs privileges a container does not
+// have, and an allowlist nobody enforces must not pass for one. The refusal is fault.Denied,
+// so the tool does not run.
+func commandsEnforceable(p *workflow.Policy, r *workflow.Restrictions) error {
+	if p.Commands == nil && r.Commands == nil {
+		return nil
+	}
+	return fault.New(fault.Denied, "sandbox backend container cannot enforce a command allowlist (sandbox.commands or a tool's "+
+		"restrictions.commands) yet: remove it or use the process backend")
 }
 
 // workingDir checks that the script's directory exists and is inside what the container sees.
@@ -151,17 +171,13 @@ func resources(l workflow.Limits) container.Resources {
 
 // wireRequest is what the helper receives: the script, the exported environment and the
 // variables, checked as the process backend checks them.
-func (r *Runner) wireRequest(req ports.ProcessRequest) (*process.Request, error) {
+func (r *Runner) wireRequest(req ports.ProcessRequest, pol *workflow.Policy) (*process.Request, error) {
 	for name := range req.Vars {
 		if !syntax.ValidName(name) {
 			return nil, fault.New(fault.Invalid, "shell variable name %q is not a valid identifier", name)
 		}
 	}
-	base := req.BaseEnv
-	if base == nil {
-		base = r.cfg.BaseEnv
-	}
-	env := slices.Clone(base)
+	env := r.environment(req.BaseEnv, pol)
 	for _, name := range slices.Sorted(maps.Keys(req.Env)) {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
 			return nil, fault.New(fault.Invalid, "environment variable name %q: must be non-empty, without '=' or NUL", name)
@@ -169,6 +185,27 @@ func (r *Runner) wireRequest(req ports.ProcessRequest) (*process.Request, error)
 		env = append(env, name+"="+req.Env[name]) // a later entry wins in the helper
 	}
 	return &process.Request{Script: req.Script, Env: env, Vars: req.Vars}, nil
+}
+
+// environment is what a script starts from, filtered as the process backend filters it
+// (sandbox.Spec.BaseEnv: PATH, LANG, LC_*, TZ, TERM, the policy's env.allow, then env.set), so
+// that awf's own variables (API keys) stay out of the container. PATH, HOME and TMPDIR are the
+// container's (/tmp is its tmpfs) unless env.set names them: the host's mean nothing there.
+func (r *Runner) environment(base []string, pol *workflow.Policy) []string {
+	if base == nil {
+		base = r.cfg.BaseEnv
+	}
+	filter := sandbox.Spec{Env: sandbox.Env{Allow: pol.Env.Allow, Set: pol.Env.Set}}
+	env := filter.BaseEnv(base)
+	for _, kv := range []string{"PATH=" + process.DefaultPath, "HOME=/tmp", "TMPDIR=/tmp"} {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, set := pol.Env.Set[name]; set {
+			continue
+		}
+		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+		env = append(env, kv)
+	}
+	return env
 }
 
 // describe says what the container enforces, for the audit record's sandbox.applied.

@@ -4,9 +4,9 @@ package process
 // container's runtime passes only stdin, stdout and stderr). It puts the request file on fd 3
 // and the status file on fd 4 and becomes the ordinary helper (exec in place), which is then
 // unchanged and the only Go process in the sandbox. When fds 3 and 4 are already taken (the Go
-// runtime may have opened its poller there), it runs the helper as a child instead, with the
-// files passed by os/exec, and writes the status records to the file itself once the child
-// exits.
+// runtime keeps files there unless the entry starts with FileHelperEnv), it runs the helper as
+// a child instead, with the files passed by os/exec, and writes the status records to the file
+// itself once the child exits.
 
 import (
 	"errors"

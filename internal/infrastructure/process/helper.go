@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -40,10 +41,33 @@ func IsHelper(args []string) bool {
 	return len(args) > 1 && args[1] == HelperArg
 }
 
-// HelperMain runs the helper with the default HelperConfig and returns its exit status: the
-// script's, or 125 when the helper itself failed (and told the parent why on fd 4).
+// HelperMain runs the helper with the sandbox hooks (SandboxConfig) and returns its exit
+// status: the script's, or 125 when the helper itself failed (and told the parent why on
+// fd 4).
 func HelperMain() int {
-	return HelperConfig{}.Main()
+	return SandboxConfig().Main()
+}
+
+// SandboxConfig is the helper configuration that enforces a request's sandbox spec: Setup
+// applies it (sandbox.Helper.Setup: namespaces' mounts, rlimits, no_new_privs, uid drop,
+// Landlock, seccomp) before the script is parsed, and the exec middleware re-checks every
+// command against its allowlist. A request without a spec runs unsandboxed. [sandbox]
+func SandboxConfig() HelperConfig {
+	sb := &sandbox.Helper{}
+	return HelperConfig{
+		Setup: []func(*Request) error{func(req *Request) error {
+			if len(req.Sandbox) == 0 {
+				return nil
+			}
+			env, err := sb.Setup(req.Sandbox, req.Env)
+			if err != nil {
+				return err
+			}
+			req.Env = env
+			return nil
+		}},
+		ExecMiddlewares: []func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{sb.Middleware},
+	}
 }
 
 // HelperConfig holds the hooks of the helper process, which is where the sandbox lives: Setup

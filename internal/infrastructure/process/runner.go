@@ -20,6 +20,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 	"golang.org/x/sys/unix"
 )
 
@@ -49,6 +50,9 @@ type Config struct {
 	// process group has been killed. Only a process that left the group (setsid) can still
 	// hold the pipes then; 0 means DefaultDrainTimeout (1s).
 	DrainTimeout time.Duration
+	// SandboxReport says what this machine enforces, for requests with a policy; nil means
+	// sandbox.Probe. Tests pass a weakened report (sandbox.Report.Without). [sandbox]
+	SandboxReport func() sandbox.Report
 }
 
 // Runner runs scripts through the helper process. It is safe for concurrent use: each Run has
@@ -84,6 +88,9 @@ func New(cfg Config) *Runner {
 	if r.cfg.DrainTimeout <= 0 {
 		r.cfg.DrainTimeout = DefaultDrainTimeout
 	}
+	if r.cfg.SandboxReport == nil {
+		r.cfg.SandboxReport = sandbox.Probe
+	}
 	return r
 }
 
@@ -98,13 +105,22 @@ func New(cfg Config) *Runner {
 // A timeout or a cancelled ctx kills the group and returns the partial result with an error of
 // kind fault.Execution ("timed out after 1s", "interrupted") that wraps the context's error.
 // A missing Dir is fault.Execution, a bad Env or Vars name fault.Invalid, a helper failure
-// fault.System or the kind the helper's Setup hook gave. req.Policy is not enforced yet.
+// fault.System or the kind the helper's Setup hook gave.
+//
+// With req.Policy, narrowed by req.Restrictions, the helper runs sandboxed (see sandbox.go): a
+// sandbox layer the policy requires that this machine lacks is fault.Denied, before or inside
+// the helper, and nothing of the script runs.
 func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.ProcessResult, error) {
 	start := time.Now()
 	wreq, err := r.prepare(req)
 	if err != nil {
 		return ports.ProcessResult{}, err
 	}
+	launch, err := r.sandbox(req, wreq) // [sandbox] nil without a policy
+	if err != nil {
+		return ports.ProcessResult{}, err
+	}
+	defer launch.Close()
 	if ctx.Err() != nil {
 		return ports.ProcessResult{ExitCode: -1}, stopError(ctx, 0)
 	}
@@ -115,7 +131,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	if limit <= 0 {
 		limit = r.cfg.OutputLimit
 	}
-	p, err := r.start(req.Dir, req.Stdin, wreq, limit)
+	p, err := r.start(req.Dir, req.Stdin, wreq, limit, launch.sysProcAttr())
 	if err != nil {
 		return ports.ProcessResult{}, err
 	}
@@ -236,7 +252,7 @@ type proc struct {
 
 // start creates the pipes, starts the helper in its own process group, and starts the
 // goroutines that feed and drain it.
-func (r *Runner) start(dir, stdin string, wreq *Request, limit int64) (*proc, error) {
+func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, attr *syscall.SysProcAttr) (*proc, error) {
 	var (
 		opened []*os.File
 		err    error
@@ -270,7 +286,9 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64) (*proc, er
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.ExtraFiles = []*os.File{reqR, statusW} // fds 3 and 4
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// [sandbox] attr holds the sandbox's clone flags and credentials, if any.
+	attr.Setpgid = true
+	cmd.SysProcAttr = attr
 	err = cmd.Start()
 	closeAll([]*os.File{reqR, statusW, outW, errW, inR}) // the helper has its copies
 	if err != nil {

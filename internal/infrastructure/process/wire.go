@@ -15,6 +15,8 @@ package process
 //	  'E'  one exported variable, "NAME=VALUE"   any number, in order; a later NAME wins
 //	  'V'  one shell variable, not exported:     any number
 //	       uvarint len(NAME), NAME, VALUE (the rest of the payload)
+//	  'X'  the sandbox spec (package sandbox,     at most once; the helper applies it
+//	       Spec.Encode)                          before the script runs
 //	  '.'  end of request, n = 0                  exactly once, last; EOF follows
 //
 // A frame larger than maxFrame, an unknown tag or a missing frame is a protocol error: the
@@ -49,6 +51,8 @@ const (
 	tagEnv    = 'E'
 	tagVar    = 'V'
 	tagEnd    = '.'
+	// tagSandbox carries the encoded sandbox spec. [sandbox]
+	tagSandbox = 'X'
 
 	statusReady  = 'R'
 	statusFailed = 'F'
@@ -73,6 +77,9 @@ type Request struct {
 	// Dir is the helper's working directory, where the script starts. It is not on the wire:
 	// the parent starts the helper in it.
 	Dir string
+	// Sandbox is the encoded sandbox spec (sandbox.Spec.Encode) the helper applies before
+	// the script runs; empty for none. [sandbox]
+	Sandbox []byte
 }
 
 // writeRequest encodes req to w. Vars are written in name order, so the stream is deterministic.
@@ -97,6 +104,9 @@ func writeRequest(w io.Writer, req *Request) error {
 		fw.buf = append(fw.buf, prefix...)
 		fw.payload(name)
 		fw.payload(value)
+	}
+	if len(req.Sandbox) > 0 { // [sandbox]
+		fw.frame(tagSandbox, string(req.Sandbox))
 	}
 	fw.frame(tagEnd, "")
 	fw.flush()
@@ -192,6 +202,15 @@ func readRequest(r io.Reader) (*Request, error) {
 			if err := readVar(br, n, req.Vars); err != nil {
 				return nil, err
 			}
+		case tagSandbox: // [sandbox]
+			if req.Sandbox != nil {
+				return nil, errors.New("two sandbox specs in one request")
+			}
+			spec, err := readPayload(br, n)
+			if err != nil {
+				return nil, fmt.Errorf("read sandbox spec: %w", err)
+			}
+			req.Sandbox = []byte(spec)
 		default:
 			return nil, fmt.Errorf("unknown frame tag %q", tag)
 		}

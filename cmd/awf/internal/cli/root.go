@@ -11,6 +11,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/scaffold"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/status"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/tools"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/validate"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -72,6 +73,7 @@ call: a YAML state file per run and an append-only audit log.`,
 		resume.NewCmdResume(f, nil),
 		scaffold.NewCmdInit(f, nil),
 		audit.NewCmdAudit(f, nil),
+		tools.NewCmdTools(f, nil),
 	)
 	root.InitDefaultCompletionCmd()
 	return root

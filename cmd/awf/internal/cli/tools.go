@@ -13,6 +13,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
+	"github.com/awf-dev/awf/internal/infrastructure/container"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
@@ -85,7 +86,9 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	builtins, exec, err := builtinTools(wf, workDir, f.Templater(), toolEnv(f.Environ))
+	procs := &container.Selector{Process: process.New(process.Config{}), Container: container.Config{WorkDir: workDir, Log: f.Log()}}
+	f.Cleanup = append(f.Cleanup, func() { procs.Close() })
+	builtins, exec, err := builtinTools(wf, workDir, f.Templater(), toolEnv(f.Environ), procs)
 	if err != nil {
 		return nil, err
 	}
@@ -100,9 +103,10 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 }
 
 // builtinTools returns the built-in tools for workDir and the configuration command tools run
-// with: through the sandboxed helper process, never in awf's own.
-func builtinTools(wf *workflow.Workflow, workDir string, t ports.Templater, env []string) (ports.StaticTools, command.Config, error) {
-	exec := command.Config{Process: process.New(process.Config{}), Templater: t, Dir: workDir, Policy: wf.Sandbox, BaseEnv: env}
+// with: through procs (the sandboxed helper process, or a container when the policy says
+// backend: container), never in awf's own process.
+func builtinTools(wf *workflow.Workflow, workDir string, t ports.Templater, env []string, procs ports.ProcessRunner) (ports.StaticTools, command.Config, error) {
+	exec := command.Config{Process: procs, Templater: t, Dir: workDir, Policy: wf.Sandbox, BaseEnv: env}
 	sh, err := shell.New(exec)
 	if err != nil {
 		return ports.StaticTools{}, exec, err

@@ -20,7 +20,8 @@ var (
 	awfSkip       string
 )
 
-const moduleRoot = "../../../../.."
+// moduleRoot is the repository's root, made absolute by TestMain (tests change directory).
+var moduleRoot = "../../../../.."
 
 func TestMain(m *testing.M) {
 	// Command tools run through the process runner's helper: this test binary re-executed.
@@ -31,6 +32,12 @@ func TestMain(m *testing.M) {
 }
 
 func runTests(m *testing.M) int {
+	root, err := filepath.Abs(moduleRoot)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	moduleRoot = root
 	dir, err := os.MkdirTemp("", "awf-mcp-serve-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -43,12 +50,23 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	awfBin = filepath.Join(dir, "awf")
-	if out, err := goBuild(awfBin, "./cmd/awf"); err != nil {
+	if bin := os.Getenv("AWF_TEST_BIN"); bin != "" { // a binary built elsewhere
+		awfBin = bin
+	} else if out, err := goBuild(awfBin, "./cmd/awf"); err != nil {
 		awfSkip = fmt.Sprintf("awf does not build: %v\n%s", err, out)
-	} else if out, err := exec.Command(awfBin, "mcp", "serve", "--help").CombinedOutput(); err != nil {
-		awfSkip = fmt.Sprintf("awf has no mcp command yet (register mcp.NewCmdMCP in the root command): %v: %s", err, out)
+	}
+	if awfSkip == "" {
+		awfSkip = mcpCommandMissing(awfBin)
 	}
 	return m.Run()
+}
+
+// mcpCommandMissing says why bin cannot run `awf mcp serve`, or "" when it can.
+func mcpCommandMissing(bin string) string {
+	if out, err := exec.Command(bin, "mcp", "serve", "--help").CombinedOutput(); err != nil {
+		return fmt.Sprintf("awf has no mcp command yet (register mcp.NewCmdMCP in the root command): %v: %s", err, out)
+	}
+	return ""
 }
 
 func goBuild(out, pkg string) ([]byte, error) {

@@ -38,6 +38,10 @@ type ServeOptions struct {
 	AllowRemote bool
 	Inputs      []string
 	InputFile   string
+	// RunID and Step name the calls in audit records: those of the awf run whose agent CLI
+	// started this server. Empty: a run id of its own ("mcp-<uuid>") and the client's name.
+	RunID string
+	Step  string
 
 	// OpenTerminal opens the terminal approval prompts use over stdio; nil means the
 	// controlling terminal (/dev/tty) when this process is in its foreground.
@@ -85,6 +89,8 @@ panics is an error result, and the server goes on serving.`,
 	fl.BoolVar(&opts.AllowRemote, "allow-remote", false, "let --http listen on a non-loopback address")
 	fl.StringArrayVarP(&opts.Inputs, "input", "i", nil, "workflow input `NAME=VALUE` (repeatable)")
 	fl.StringVar(&opts.InputFile, "input-file", "", "YAML `FILE` mapping input names to values")
+	fl.StringVar(&opts.RunID, "run-id", "", "record calls under the run `ID` (set when an awf run starts the server for an agent CLI)")
+	fl.StringVar(&opts.Step, "step", "", "record calls under the step `NAME` (with --run-id)")
 	return cmd
 }
 
@@ -99,6 +105,8 @@ func checkServe(o *ServeOptions) error {
 		return fault.New(fault.Usage, "--input and --input-file need --workflow")
 	case o.AllowRemote && o.HTTP == "":
 		return fault.New(fault.Usage, "--allow-remote needs --http")
+	case o.Step != "" && o.RunID == "":
+		return fault.New(fault.Usage, "--step needs --run-id")
 	}
 	if o.HTTP != "" {
 		if _, err := awfmcp.ListenAddr(o.HTTP, o.AllowRemote); err != nil {
@@ -120,7 +128,10 @@ func runServe(ctx context.Context, opts *ServeOptions) (err error) {
 	}
 	appr, closeTTY := serveApprover(opts)
 	defer closeTTY()
-	runID := "mcp-" + uuid.NewString()
+	runID := opts.RunID
+	if runID == "" {
+		runID = "mcp-" + uuid.NewString()
+	}
 	ts, err := BuildToolset(f, ToolsetRequest{Workflow: wf, Inputs: inputs, WorkDir: workDir, RunID: runID,
 		Approver: appr, MCPTools: opts.Tools})
 	if err != nil {
@@ -137,7 +148,7 @@ func runServe(ctx context.Context, opts *ServeOptions) (err error) {
 		return err
 	}
 	srv, err := awfmcp.NewServer(awfmcp.ServerConfig{Name: "awf", Version: f.Version, Tools: infos, Invoker: ts.Invoker,
-		RunID: runID, NewID: uuid.NewString, Scope: ts.Scope, Log: f.Log()})
+		RunID: runID, Step: opts.Step, NewID: uuid.NewString, Scope: ts.Scope, Log: f.Log()})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package mcp
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -29,7 +28,9 @@ import (
 // ToolsetRequest says what a governed toolset is built for.
 type ToolsetRequest struct {
 	// Workflow supplies the tools: list, sandbox and approval policies and mcp_servers; nil
-	// means the built-ins and the project's and user's tools under the default policy.
+	// means the built-ins and the project's and user's tools under the default policy. Its
+	// references to MCP tools (server.tool, server.* in steps and approval rules) are
+	// rewritten in place into registered names (server__tool).
 	Workflow *workflow.Workflow
 	// Inputs are the workflow's resolved inputs, which its templates (restriction paths,
 	// {{inputs.x}} in custom commands) read.
@@ -101,6 +102,15 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 		return ts, err
 	}
 	ts.closes = append(ts.closes, auditLog.Close)
+	// The MCP servers start first: their tools' names replace the workflow's references
+	// (steps, approval rules) before anything reads them.
+	ts.MCP = awfmcp.NewSource(awfmcp.SourceConfig{Servers: wf.MCPServers,
+		Start: mcpServers(wf, append(awfmcp.Referenced(wf), req.MCPTools...)),
+		Dir:   req.WorkDir, Environ: f.Environ, Version: f.Version, Log: log})
+	ts.closes = append(ts.closes, ts.MCP.Close)
+	if probs := ts.MCP.Resolve(wf); len(probs) > 0 {
+		return ts, fmt.Errorf("tools: %w", probs)
+	}
 	ts.flow, err = approval.New(approval.Config{
 		Policy: wf.Approval, Tools: wf.Tools, Override: f.Flags.Approve, Yes: f.Flags.Yes,
 		NonInteractive: f.Flags.NonInteractive, Approver: req.Approver, Eval: f.Templater(),
@@ -120,7 +130,7 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 	}
 	ts.Invoker = gate.Invoker(ts.Registry)
 
-	sources, err := ts.sources(f, wf, req, log)
+	sources, err := ts.sources(f, wf, req)
 	if err != nil {
 		return ts, err
 	}
@@ -133,16 +143,13 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 	if err != nil {
 		return ts, fmt.Errorf("tools: %w", err)
 	}
-	if probs := ts.MCP.Resolve(wf); len(probs) > 0 {
-		return ts, probs
-	}
 	return ts, nil
 }
 
 // sources are where the toolset's tools come from: built-ins under the workflow's policy,
 // the project's and the user's tool directories, the workflow's tools: list and its MCP
 // servers.
-func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req ToolsetRequest, log *slog.Logger) ([]ports.ToolSource, error) {
+func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req ToolsetRequest) ([]ports.ToolSource, error) {
 	render := func(globs []string) ([]string, error) { return renderAll(f, ts.Scope, globs) }
 	var paths workflow.PathPolicy
 	var hosts []string
@@ -171,10 +178,6 @@ func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req Toolse
 	restricted := func(spec workflow.ToolSpec) (tool.Tool, error) {
 		return restrictedBuiltin(spec, fp, hosts, render)
 	}
-	refs := append(awfmcp.Referenced(wf), req.MCPTools...)
-	ts.MCP = awfmcp.NewSource(awfmcp.SourceConfig{Servers: wf.MCPServers, Start: mcpServers(wf, refs),
-		Dir: req.WorkDir, Environ: f.Environ, Version: f.Version, Log: log})
-	ts.closes = append(ts.closes, ts.MCP.Close)
 	return []ports.ToolSource{
 		ports.StaticTools{At: tool.LevelBuiltin, Set: tool.Set{Tools: builtins, Aliases: shell.Aliases()}},
 		manifest.Project(req.WorkDir),

@@ -1,0 +1,165 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/application/registry"
+	"github.com/awf-dev/awf/internal/domain/fault"
+)
+
+// CheckOptions are everything `awf tools check` needs.
+type CheckOptions struct {
+	IO       *iostreams.IOStreams
+	Factory  *cmdutil.Factory
+	Target   string // a workflow file, a tool name, or "" for every manifest
+	Workflow string
+	Output   cmdutil.Format
+}
+
+func newCmdCheck(f *cmdutil.Factory, runF RunFunc) *cobra.Command {
+	opts := &CheckOptions{IO: f.IO, Factory: f}
+	cmd := &cobra.Command{
+		Use:   "check [WORKFLOW|TOOL]",
+		Short: "List missing or out-of-range tool dependencies",
+		Long: `Check that what a workflow or a tool needs is there: every tool the workflow's steps
+and agents use resolves, and every dependency of the meta-tools and chains they reach (declared
+or called by a step, followed through nested manifests) is installed in a version its
+constraint accepts. Without an argument, every manifest is checked. Nothing is installed:
+each problem comes with the command that installs what is missing.
+
+Exit codes: 0 everything is there, 2 something is missing or unknown (as awf run's own check
+before it starts), 1 usage.`,
+		Example: `  awf tools check review.yaml
+  awf tools check file-report
+  awf tools check --output json`,
+		Args: cmdutil.MaxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Target = args[0]
+			}
+			return dispatch(cmd.Context(), runF, opts, runCheck)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Workflow, "workflow", "", "check TOOL among the tools of the workflow `FILE`")
+	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// CheckResult is the JSON object `awf tools check` prints.
+type CheckResult struct {
+	OK      bool       `json:"ok"`
+	Checked []string   `json:"checked"`
+	Missing []Shortage `json:"missing"`
+}
+
+// Shortage is one missing tool or dependency and the command that installs it.
+type Shortage struct {
+	Tool       string   `json:"tool"`
+	Dependency string   `json:"dependency,omitempty"`
+	Reason     string   `json:"reason"`
+	Installed  []string `json:"installed,omitempty"`
+	Install    string   `json:"install,omitempty"`
+}
+
+// isWorkflowFile reports whether a check target names a workflow file rather than a tool.
+func isWorkflowFile(target string) bool {
+	switch strings.ToLower(filepath.Ext(target)) {
+	case ".yaml", ".yml":
+		return true
+	}
+	info, err := os.Stat(target)
+	return err == nil && info.Mode().IsRegular() && strings.ContainsRune(target, os.PathSeparator)
+}
+
+func runCheck(_ context.Context, opts *CheckOptions) error {
+	wfFile := opts.Workflow
+	asWorkflow := opts.Target != "" && isWorkflowFile(opts.Target)
+	if asWorkflow {
+		if wfFile != "" {
+			return fault.New(fault.Usage, "--workflow is for checking a tool; %s is a workflow itself", opts.Target)
+		}
+		wfFile = opts.Target
+	}
+	set, wf, err := toolSet(opts.Factory, opts.IO, wfFile)
+	if err != nil {
+		return err
+	}
+	res := CheckResult{Checked: []string{}, Missing: []Shortage{}}
+	var names []string
+	switch {
+	case asWorkflow:
+		for _, n := range registry.WorkflowTools(wf) {
+			res.Checked = append(res.Checked, n)
+			if _, err := set.Registry.Lookup(n); err != nil {
+				res.Missing = append(res.Missing, Shortage{Tool: n, Reason: err.Error(), Install: installHint(n)})
+				continue
+			}
+			names = append(names, n)
+		}
+	case opts.Target != "":
+		if _, err := set.Registry.Lookup(opts.Target); err != nil {
+			return err
+		}
+		names = []string{opts.Target}
+		res.Checked = names
+	default:
+		res.Checked = []string{"all manifests"}
+	}
+	var missing []registry.Missing
+	if !asWorkflow || len(names) > 0 {
+		if missing, err = set.Registry.CheckDependencies(names...); err != nil {
+			return err
+		}
+	}
+	for _, m := range missing {
+		res.Missing = append(res.Missing, Shortage{Tool: m.Tool, Dependency: m.Dependency, Reason: m.Reason,
+			Installed: m.Installed, Install: m.Install()})
+	}
+	res.OK = len(res.Missing) == 0
+	if err := writeCheck(opts, res); err != nil {
+		return err
+	}
+	if !res.OK {
+		return fault.New(fault.Invalid, "%d missing: nothing is installed automatically; run the install command shown", len(res.Missing))
+	}
+	return nil
+}
+
+// installHint is the command that installs an unknown owner/name tool; "" for bare names,
+// which no registry provides.
+func installHint(name string) string {
+	if !strings.Contains(name, "/") {
+		return ""
+	}
+	return "awf tools install --deps " + name
+}
+
+func writeCheck(opts *CheckOptions, res CheckResult) error {
+	if opts.Output.JSON() {
+		return cmdutil.WriteJSON(opts.IO.Out, res)
+	}
+	w := opts.IO.Out
+	if res.OK {
+		fmt.Fprintf(w, "ok: %s: every tool and dependency is available\n", strings.Join(res.Checked, ", "))
+		return nil
+	}
+	for _, s := range res.Missing {
+		if s.Dependency != "" {
+			fmt.Fprintf(w, "%s needs %s: %s\n", s.Tool, s.Dependency, s.Reason)
+		} else {
+			fmt.Fprintf(w, "%s: %s\n", s.Tool, s.Reason)
+		}
+		if s.Install != "" {
+			fmt.Fprintf(w, "    install with: %s\n", s.Install)
+		}
+	}
+	return nil
+}

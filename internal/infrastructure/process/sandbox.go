@@ -1,0 +1,77 @@
+package process
+
+// [sandbox] The parent's side of the sandbox: a request with a policy is compiled into a spec
+// that travels to the helper (Request.Sandbox), and the helper is started with the clone flags
+// and credentials sandbox.Prepare chose. The helper's side is SandboxConfig (helper.go).
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
+)
+
+// sandboxLaunch is the sandbox of one Run; nil when the request has no policy.
+type sandboxLaunch struct{ *sandbox.Launch }
+
+// sandbox compiles req.Policy narrowed by req.Restrictions, prepares the helper's sandbox,
+// puts the spec on the wire and filters the environment the script starts from
+// (sandbox.Spec.BaseEnv: the policy's env.allow and env.set). Without a policy it returns nil.
+func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunch, error) {
+	if req.Policy == nil {
+		return nil, nil
+	}
+	dir := req.Dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fault.Wrap(fault.System, fmt.Errorf("sandbox: working directory: %w", err))
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fault.Wrap(fault.System, fmt.Errorf("sandbox: working directory: %w", err))
+	}
+	home, _ := os.UserHomeDir()
+	spec, err := sandbox.Compile(req.Policy, req.Restrictions, sandbox.Context{Dir: dir, Home: home})
+	if err != nil {
+		return nil, err
+	}
+	base := req.BaseEnv
+	if base == nil {
+		base = r.cfg.BaseEnv
+	}
+	if wreq.Env, err = mergeEnv(spec.BaseEnv(base), req.Env); err != nil {
+		return nil, err
+	}
+	l, err := sandbox.Prepare(spec, r.cfg.SandboxReport())
+	if err != nil {
+		return nil, err
+	}
+	if wreq.Sandbox, err = l.Spec.Encode(); err != nil {
+		l.Close()
+		return nil, fault.Wrap(fault.System, err)
+	}
+	return &sandboxLaunch{l}, nil
+}
+
+// Close removes the sandbox's temporary directory and cgroup, once the helper is gone.
+func (l *sandboxLaunch) Close() {
+	if l != nil {
+		l.Launch.Close()
+	}
+}
+
+// sysProcAttr is what the helper is started with: the sandbox's clone flags, user namespace
+// mappings, credentials and cgroup, or nothing special.
+func (l *sandboxLaunch) sysProcAttr() *syscall.SysProcAttr {
+	if l == nil {
+		return &syscall.SysProcAttr{}
+	}
+	return l.SysProcAttr
+}
