@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
@@ -456,8 +457,13 @@ func TestToolRequestCarriesTheStepContext(t *testing.T) {
 	}
 	want := ports.ToolRequest{RunID: "run-1", Step: "implement", CallID: "call_7", Name: "read_file",
 		Args: map[string]any{"path": "a", "n": int64(3), "f": 1.5}, Timeout: 30 * time.Second}
-	if diff := cmp.Diff([]ports.ToolRequest{want}, h.tools.Requests()); diff != "" {
+	got := h.tools.Requests()
+	if diff := cmp.Diff([]ports.ToolRequest{want}, got, cmpopts.IgnoreFields(ports.ToolRequest{}, "Scope")); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	// Command tools render {{inputs.x}} from the call's scope: it is the step's.
+	if len(got) == 1 && got[0].Scope["inputs"] == nil {
+		t.Errorf("request scope = %v, want the step's scope with inputs", got[0].Scope)
 	}
 	kinds := fmt.Sprint(h.events.Kinds())
 	if kinds != "[model_response tool_started tool_finished model_response]" {

@@ -364,8 +364,12 @@ func TestToolStep(t *testing.T) {
 			}
 			wantReq := []ports.ToolRequest{{RunID: "id-1", Step: "t", CallID: "id-2", Name: tc.tool,
 				Args: map[string]any{"n": "5"}, Input: "ada", Provider: "local", Timeout: time.Minute}}
-			if diff := cmp.Diff(wantReq, tools.Requests()); diff != "" {
+			gotReq := tools.Requests()
+			if diff := cmp.Diff(wantReq, gotReq, cmpopts.IgnoreFields(ports.ToolRequest{}, "Scope")); diff != "" {
 				t.Errorf("tool requests (-want +got):\n%s", diff)
+			}
+			if len(gotReq) == 1 && gotReq[0].Scope["inputs"] == nil {
+				t.Errorf("tool request scope = %v, want the run's scope with inputs", gotReq[0].Scope)
 			}
 			got := *run.States["t"]
 			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(state.StepState{}, "StartedAt", "FinishedAt", "DurationMs", "Attempts", "ToolStats")); diff != "" {
