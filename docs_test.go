@@ -9,6 +9,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/infrastructure/loader"
+	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 	"github.com/awf-dev/awf/internal/infrastructure/templater"
 )
 
@@ -28,6 +29,10 @@ func TestDocsExamplesCompile(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, m := range yamlBlock.FindAllStringSubmatch(string(data), -1) {
+			if strings.HasPrefix(m[1], manifestMark) {
+				checkManifestBlock(t, doc, i, m[1])
+				continue
+			}
 			if !strings.HasPrefix(m[1], "name:") {
 				continue
 			}
@@ -43,6 +48,17 @@ func TestDocsExamplesCompile(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no workflow examples found in docs/")
+	}
+}
+
+// manifestMark starts a ```yaml block that is a tool manifest (docs/tools.md), not a workflow.
+const manifestMark = "# manifest"
+
+// checkManifestBlock decodes a tool manifest example; it must have no errors.
+func checkManifestBlock(t *testing.T, doc string, i int, text string) {
+	t.Helper()
+	if _, probs := manifest.Decode(doc, []byte(text)); len(probs.Errors()) > 0 {
+		t.Errorf("%s, yaml block %d (a manifest):\n%v", doc, i+1, probs.Errors())
 	}
 }
 

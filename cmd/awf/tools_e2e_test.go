@@ -295,7 +295,9 @@ func registryDir(t *testing.T) string {
 }
 
 // installDir is where awf installs tools and runs find them in a test's environment.
-func (e *env) installDir() string { return filepath.Join(e.dir, ".home", ".local", "share", "awf", "tools") }
+func (e *env) installDir() string {
+	return filepath.Join(e.dir, ".home", ".local", "share", "awf", "tools")
+}
 
 func TestToolsInstallFromDirectory(t *testing.T) {
 	e := newEnv(t)
@@ -480,4 +482,28 @@ func TestToolsParse(t *testing.T) {
 			t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
 		}
 	})
+}
+
+// TestToolsInstallDepsOfLocalTool: a bare name with --deps installs what that project tool
+// needs, from the registry in the environment.
+func TestToolsInstallDepsOfLocalTool(t *testing.T) {
+	e := newEnv(t)
+	e.copyTree(filepath.Join(toolsData, "local"), ".")
+	r := e.mustRun(2, "tools", "check", "welcome")
+	if !strings.Contains(r.stdout, "welcome needs acme/greet@^1.0.0: not installed") ||
+		!strings.Contains(r.stdout, "install with: awf tools install --deps welcome") {
+		t.Errorf("tools check welcome:\n%s", r.stdout)
+	}
+	if r := e.mustRun(1, "tools", "install", "welcome", "--registry", registryDir(t)); !strings.Contains(r.stderr, "add --deps") {
+		t.Errorf("bare name without --deps: %s", r.stderr)
+	}
+	res := decode[installResult](t, e.mustRunIO(0, "", []string{"AWF_TOOLS_REGISTRY=" + registryDir(t)},
+		"tools", "install", "--deps", "welcome", "-o", "json"))
+	if diff := cmp.Diff([]string{"acme/shout@1.0.0", "acme/greet@1.1.0"}, installed(res)); diff != "" {
+		t.Errorf("installed: -want +got\n%s", diff)
+	}
+	e.mustRun(0, "tools", "check", "welcome")
+	if r := decode[toolRun](t, e.mustRun(0, "tools", "run", "welcome", "--input", "home", "--yes", "-o", "json")); r.Output != "WELCOME HOME!" {
+		t.Errorf("welcome output = %q", r.Output)
+	}
 }

@@ -22,7 +22,9 @@
 //	  - type: tool                       # the only step type
 //	    tool: official/summarize         # owner/name[@constraint] or a bare name
 //	    input: "{input}"                 # default "{input}"
-//	    args: {max_words: "100"}         # values are {var} templates
+//	    args:                            # values are {var} templates
+//	      max_words: "100"
+//	      arguments: ["-rn", "{pattern}"]  # a list: one element per array item, each verbatim
 //	    output_var: summary              # required
 //	    provider: claude                 # optional, for tools that call models
 //	output: "{summary}"                  # default: the last step's output
@@ -41,6 +43,10 @@
 //
 // {name} in input, args and output is a variable: an argument's variable, input, or an
 // earlier step's output_var; {{ and }} are literal braces; an unknown variable is an error.
+// An args value that is exactly "{name}" passes an argument's value as it is (a number stays
+// a number, a list a list); a list of templates builds an array element by element, so no
+// value can add elements. Step arguments are converted to the called tool's parameter types
+// ("100" for an integer becomes 100).
 //
 // # .tool format
 //

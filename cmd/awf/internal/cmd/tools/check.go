@@ -13,6 +13,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/application/registry"
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
 // CheckOptions are everything `awf tools check` needs.
@@ -93,25 +94,9 @@ func runCheck(_ context.Context, opts *CheckOptions) error {
 		return err
 	}
 	res := CheckResult{Checked: []string{}, Missing: []Shortage{}}
-	var names []string
-	switch {
-	case asWorkflow:
-		for _, n := range registry.WorkflowTools(wf) {
-			res.Checked = append(res.Checked, n)
-			if _, err := set.Registry.Lookup(n); err != nil {
-				res.Missing = append(res.Missing, Shortage{Tool: n, Reason: err.Error(), Install: installHint(n)})
-				continue
-			}
-			names = append(names, n)
-		}
-	case opts.Target != "":
-		if _, err := set.Registry.Lookup(opts.Target); err != nil {
-			return err
-		}
-		names = []string{opts.Target}
-		res.Checked = names
-	default:
-		res.Checked = []string{"all manifests"}
+	names, err := checkTargets(set.Registry, wf, opts.Target, asWorkflow, &res)
+	if err != nil {
+		return err
 	}
 	var missing []registry.Missing
 	if !asWorkflow || len(names) > 0 {
@@ -133,6 +118,33 @@ func runCheck(_ context.Context, opts *CheckOptions) error {
 	return nil
 }
 
+// checkTargets lists the tools to check dependencies of: the tools of the workflow (those
+// that do not resolve go straight into res.Missing), the one tool named, or none for every
+// manifest.
+func checkTargets(reg *registry.Registry, wf *workflow.Workflow, target string, asWorkflow bool, res *CheckResult) ([]string, error) {
+	switch {
+	case asWorkflow:
+		var names []string
+		for _, n := range registry.WorkflowTools(wf) {
+			res.Checked = append(res.Checked, n)
+			if _, err := reg.Lookup(n); err != nil {
+				res.Missing = append(res.Missing, Shortage{Tool: n, Reason: err.Error(), Install: installHint(n)})
+				continue
+			}
+			names = append(names, n)
+		}
+		return names, nil
+	case target != "":
+		if _, err := reg.Lookup(target); err != nil {
+			return nil, err
+		}
+		res.Checked = []string{target}
+		return []string{target}, nil
+	}
+	res.Checked = []string{"all manifests"}
+	return nil, nil
+}
+
 // installHint is the command that installs an unknown owner/name tool; "" for bare names,
 // which no registry provides.
 func installHint(name string) string {
@@ -148,6 +160,10 @@ func writeCheck(opts *CheckOptions, res CheckResult) error {
 	}
 	w := opts.IO.Out
 	if res.OK {
+		if len(res.Checked) == 0 {
+			fmt.Fprintln(w, "ok: the workflow uses no tools")
+			return nil
+		}
 		fmt.Fprintf(w, "ok: %s: every tool and dependency is available\n", strings.Join(res.Checked, ", "))
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/ports/portstest"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
 )
 
@@ -118,6 +119,15 @@ func fakeTools(t *testing.T) (*cmdutil.Factory, *iostreams.IOStreams, func() (st
 			t.Fatal(err)
 		}
 	}
+	needy, probs := manifest.Decode("needy.yaml", []byte(
+		"name: needy\ndescription: needs what is not there\ndependencies: [acme/missing@^1.0.0]\n"+
+			"steps: [{type: tool, tool: echo, args: {text: hi}, output_var: o}]\n"))
+	if len(probs.Errors()) > 0 {
+		t.Fatal(probs)
+	}
+	if _, err := reg.Load(ports.StaticTools{At: tool.LevelProject, Set: tool.Set{Manifests: []*tool.Manifest{needy}}}); err != nil {
+		t.Fatal(err)
+	}
 	ios, in, out, errOut := iostreams.Test()
 	in.WriteString("from stdin")
 	f := &cmdutil.Factory{IO: ios, Getenv: func(string) string { return "" }, Flags: &cmdutil.GlobalFlags{},
@@ -190,7 +200,9 @@ func TestListShowSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, _ := output()
-	var res struct{ Tools []struct{ Name, Level string } }
+	var res struct {
+		Tools []struct{ Name, Level string }
+	}
 	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -225,6 +237,44 @@ func TestListShowSearch(t *testing.T) {
 	f, ios, _ = fakeTools(t)
 	if err := runShow(t.Context(), &ShowOptions{IO: ios, Factory: f, Name: "nope"}); kindOf(err) != fault.Invalid {
 		t.Errorf("show nope = %v, want an invalid error", err)
+	}
+}
+
+func TestRunCheck(t *testing.T) {
+	tests := []struct {
+		target  string
+		kind    fault.Kind
+		missing []Shortage
+	}{
+		{"echo", 0, []Shortage{}},
+		{"needy", fault.Invalid, []Shortage{{Tool: "needy", Dependency: "acme/missing@^1.0.0", Reason: "not installed",
+			Install: "awf tools install --deps needy"}}},
+		{"", fault.Invalid, []Shortage{{Tool: "needy", Dependency: "acme/missing@^1.0.0", Reason: "not installed",
+			Install: "awf tools install --deps needy"}}},
+		{"nope", fault.Invalid, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.target, func(t *testing.T) {
+			f, ios, output := fakeTools(t)
+			err := runCheck(t.Context(), &CheckOptions{IO: ios, Factory: f, Target: tc.target, Output: cmdutil.FormatJSON})
+			if kindOf(err) != tc.kind {
+				t.Fatalf("runCheck(%q) = %v, want kind %v", tc.target, err, tc.kind)
+			}
+			stdout, _ := output()
+			if tc.missing == nil {
+				if stdout != "" {
+					t.Errorf("stdout = %q", stdout)
+				}
+				return
+			}
+			var res CheckResult
+			if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.missing, res.Missing); diff != "" || res.OK != (len(tc.missing) == 0) {
+				t.Errorf("missing (ok %v): -want +got\n%s", res.OK, diff)
+			}
+		})
 	}
 }
 
