@@ -20,7 +20,6 @@ import (
 	"github.com/awf-dev/awf/internal/infrastructure/config"
 	"github.com/awf-dev/awf/internal/infrastructure/loader"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
-	"github.com/awf-dev/awf/internal/infrastructure/providers/factory"
 	"github.com/awf-dev/awf/internal/infrastructure/statestore"
 	"github.com/awf-dev/awf/internal/infrastructure/templater"
 )
@@ -41,6 +40,7 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 	})
 	tw := newToolWiring(f)
 	f.Tools = tw.build
+	f.Describe = tw.describe
 	f.Runner = func(events ports.Events, opts cmdutil.RunnerOptions) (*runner.Runner, func() error, error) {
 		return newRunner(f, environ, events, opts)
 	}
@@ -54,15 +54,7 @@ func newRunner(f *cmdutil.Factory, environ []string, events ports.Events, opts c
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, nil, err
-	}
-	providers, err := factory.New(factory.Options{
-		Getenv: f.Getenv, Environ: environ, WorkDir: opts.WorkDir, Providers: cfg.Providers,
-		DefaultProvider: cfg.Provider, DefaultModel: cfg.Model,
-		Provider: opts.Provider, Model: opts.Model, Replay: opts.Replay, Record: opts.Record,
-	})
+	providers, err := providerSource(f, environ, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
+	mcpcmd "github.com/awf-dev/awf/cmd/awf/internal/cmd/mcp"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/resume"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/scaffold"
@@ -73,6 +74,7 @@ call: a YAML state file per run and an append-only audit log.`,
 		resume.NewCmdResume(f, nil),
 		scaffold.NewCmdInit(f, nil),
 		audit.NewCmdAudit(f, nil),
+		mcpcmd.NewCmdMCP(f, nil),
 		tools.NewCmdTools(f, nil),
 	)
 	root.InitDefaultCompletionCmd()

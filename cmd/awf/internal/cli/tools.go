@@ -64,6 +64,12 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
+	// Before approval.New: it rewrites server.tool references (rules included) to the
+	// registered names.
+	mcpTools, err := mcpSource(f, wf, workDir)
+	if err != nil {
+		return nil, err
+	}
 	flow, err := approval.New(approval.Config{
 		Policy: wf.Approval, Tools: wf.Tools, Override: f.Flags.Approve, Yes: f.Flags.Yes,
 		NonInteractive: f.Flags.NonInteractive, Approver: w.approver(), Eval: f.Templater(),
@@ -95,7 +101,8 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	warnings, err := reg.Load(builtins,
 		command.Source{Specs: wf.Tools, Config: exec},
 		manifest.Project("."), manifest.User(f.Getenv),
-		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)})
+		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)},
+		mcpTools)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -50,8 +51,11 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	awfBin = filepath.Join(dir, "awf")
+	flag.Parse()
 	if bin := os.Getenv("AWF_TEST_BIN"); bin != "" { // a binary built elsewhere
 		awfBin = bin
+	} else if testing.Short() {
+		awfSkip = "-short: the awf binary is not built"
 	} else if out, err := goBuild(awfBin, "./cmd/awf"); err != nil {
 		awfSkip = fmt.Sprintf("awf does not build: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
+	"github.com/awf-dev/awf/internal/infrastructure/config"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
@@ -119,7 +120,7 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 		return ts, err
 	}
 	gate, err := govern.New(govern.Deps{Approval: ts.flow, Audit: auditLog, Clock: req.Clock, Log: log,
-		Secrets: govern.SecretValues(wf.Sandbox, nil, f.Environ)})
+		Secrets: govern.SecretValues(wf.Sandbox, providerKeyEnvNames(cfg), f.Environ)})
 	if err != nil {
 		return ts, err
 	}
@@ -170,7 +171,7 @@ func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req Toolse
 	}
 	fp := file.Policy{WorkDir: req.WorkDir, Read: read, Write: write, Protect: protect}
 	cmdCfg := command.Config{Process: process.New(process.Config{}), Templater: f.Templater(), Dir: req.WorkDir,
-		Policy: wf.Sandbox, Scope: ts.Scope}
+		Policy: wf.Sandbox, Scope: ts.Scope, BaseEnv: toolEnv(f.Environ)}
 	builtins, err := builtinTools(fp, httptool.Policy{Hosts: hosts}, cmdCfg)
 	if err != nil {
 		return nil, err
@@ -280,6 +281,30 @@ func renderAll(f *cmdutil.Factory, sc ports.Scope, globs []string) ([]string, er
 		out[i] = s
 	}
 	return out, nil
+}
+
+// providerKeyEnvNames lists the environment variables that hold provider API keys, whose
+// values the audit log masks (as for runs).
+func providerKeyEnvNames(cfg config.Config) []string {
+	names := []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
+	for _, p := range cfg.Providers {
+		if p.APIKeyEnv != "" {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	return names
+}
+
+// toolEnv is the environment tools start from, as for runs: the minimal one, so that no
+// secret of awf's environment reaches a tool, with awf's PATH and HOME.
+func toolEnv(environ []string) []string {
+	env := process.MinimalEnv()
+	for _, kv := range environ {
+		if strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "HOME=") {
+			env = append(env, kv) // later entries win
+		}
+	}
+	return env
 }
 
 // scope is the template scope of the toolset's calls, as the runner builds it for a run.

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"strings"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/internal/application/registry"
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/manifest"
+	"github.com/awf-dev/awf/internal/infrastructure/process"
+	"github.com/awf-dev/awf/internal/infrastructure/providers/factory"
+	"github.com/awf-dev/awf/internal/infrastructure/schema"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
+)
+
+// describe is Factory.Describe: for --dry-run, a registry of the tools a run of wf could reach
+// (built-ins, the workflow's tools, project, user and installed tools) with no pipeline stage,
+// so that it opens no audit log and asks nobody, and the run's provider source, whose Close is
+// never called, so that no --record cassette is written.
+func (w *toolWiring) describe(wf *workflow.Workflow, workDir string, opts cmdutil.RunnerOptions) (ports.ToolCatalog, ports.ProviderSource, error) {
+	f := w.f
+	reg, err := registry.New(registry.Config{
+		Validator: schema.New(), Clock: ports.ClockFunc(nowFunc), Context: tool.Context{WorkDir: workDir},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Nothing runs: the process runner only completes the tools' configuration.
+	builtins, exec, err := builtinTools(wf, workDir, f.Templater(), toolEnv(f.Environ), process.New(process.Config{}))
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := reg.Load(builtins,
+		command.Source{Specs: wf.Tools, Config: exec},
+		manifest.Project("."), manifest.User(f.Getenv),
+		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)}); err != nil {
+		return nil, nil, err
+	}
+	providers, err := providerSource(f, f.Environ, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dryCatalog{reg: reg, servers: wf.MCPServers}, providers, nil
+}
+
+// dryCatalog describes the registry's tools. The tools of the workflow's MCP servers
+// (server.tool, server.*) are known only once their servers run, which a dry run does not do:
+// a step using one gets an error saying so instead of "unknown tool".
+type dryCatalog struct {
+	reg     ports.ToolCatalog
+	servers map[string]workflow.MCPServer
+}
+
+func (c dryCatalog) Describe(ctx context.Context, q ports.ToolQuery) ([]ports.ToolInfo, error) {
+	for _, name := range q.Names {
+		if server, _, ok := strings.Cut(name, "."); ok {
+			if _, mcp := c.servers[server]; mcp {
+				return nil, fault.New(fault.Invalid, "%s is a tool of MCP server %q, and a dry run starts no server", name, server)
+			}
+		}
+	}
+	return c.reg.Describe(ctx, q)
+}
+
+// providerSource resolves agent steps' providers with the configuration and the run's model
+// settings: the one place both runs and dry runs build it.
+func providerSource(f *cmdutil.Factory, environ []string, opts cmdutil.RunnerOptions) (*factory.Factory, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	return factory.New(factory.Options{
+		Getenv: f.Getenv, Environ: environ, WorkDir: opts.WorkDir, Providers: cfg.Providers,
+		DefaultProvider: cfg.Provider, DefaultModel: cfg.Model,
+		Provider: opts.Provider, Model: opts.Model, Replay: opts.Replay, Record: opts.Record,
+	})
+}

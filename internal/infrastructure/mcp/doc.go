@@ -1,0 +1,15 @@
+// Package mcp connects awf to the Model Context Protocol both ways, on the official Go SDK.
+//
+// Serving: Server exposes tools to MCP clients (stdio or streamable HTTP) and runs every call
+// through a ports.ToolInvoker, which in awf is the governed path (validation, policy,
+// approval, audit); a call that fails or panics is an error result and the server goes on.
+//
+// Using: Source is a workflow's mcp_servers as a ports.ToolSource. Load starts the servers a
+// run needs (stdio commands or streamable HTTP URLs), once, and lists their tools, registered
+// as server__tool (Separator); Close stops them. Expand and Resolve turn the workflow
+// spellings server.tool and server.* into those names. A server that stops or does not answer
+// gives error results, never a hang.
+//
+// SetupAgent writes the MCP configuration with which Claude Code, Codex and Gemini CLI reach
+// `awf mcp serve`, so that their tool calls are approved and audited by awf.
+package mcp

@@ -1,0 +1,12 @@
+//go:build !unix
+
+package mcp
+
+import "os/exec"
+
+// ownGroup does nothing where process groups are not available.
+func ownGroup(*exec.Cmd) {}
+
+// killGroup does nothing where process groups are not available; the SDK's transport still
+// stops the server itself.
+func killGroup(int) {}

@@ -1,0 +1,175 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/tool"
+)
+
+// ServerConfig is what a Server needs. Tools, Invoker and NewID are required.
+type ServerConfig struct {
+	// Name and Version identify the server to clients; "" means "awf" and "dev".
+	Name, Version string
+	// Tools are the tools exposed: name, description, parameters' schema and annotations
+	// (read-only becomes readOnlyHint).
+	Tools []ports.ToolInfo
+	// Invoker runs every call: the governed path (validation, policy, approval, audit),
+	// the same as for agent steps.
+	Invoker ports.ToolInvoker
+	// RunID identifies the serving process in audit records; quotas and "always" answers
+	// last as long as it.
+	RunID string
+	// Step names the caller in audit records; "" means "mcp:" and the client's name.
+	Step string
+	// NewID returns a fresh id for each call.
+	NewID func() string
+	// Scope is the template scope calls carry (inputs, env, workflow, run), which custom
+	// command tools bind {{inputs.x}} from; nil when there is none.
+	Scope ports.Scope
+	Log   *slog.Logger
+}
+
+// Server exposes tools over MCP: stdio (Serve) or streamable HTTP (Handler). Every call runs
+// through ServerConfig.Invoker; a call that fails for any reason, a panic included, is an
+// error result (isError) and the server goes on serving. Safe for concurrent use.
+type Server struct {
+	cfg ServerConfig
+	srv *sdk.Server
+}
+
+// NewServer checks cfg and builds the server, or returns a fault.System error naming what is
+// missing.
+func NewServer(cfg ServerConfig) (*Server, error) {
+	var missing []string
+	if cfg.Invoker == nil {
+		missing = append(missing, "Invoker")
+	}
+	if cfg.NewID == nil {
+		missing = append(missing, "NewID")
+	}
+	if len(missing) > 0 {
+		return nil, fault.New(fault.System, "mcp server: missing %s", strings.Join(missing, ", "))
+	}
+	if cfg.Name == "" {
+		cfg.Name = "awf"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: cfg.Name, Version: cfg.Version},
+		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
+	for _, info := range cfg.Tools {
+		s.srv.AddTool(exposed(info), s.handler(info.Schema.Name))
+	}
+	return s, nil
+}
+
+// exposed describes a tool to MCP clients.
+func exposed(info ports.ToolInfo) *sdk.Tool {
+	params := info.Schema.Parameters
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object"}`)
+	}
+	a := info.Annotations
+	destructive := !a.ReadOnly
+	return &sdk.Tool{
+		Name:        info.Schema.Name,
+		Description: info.Schema.Description,
+		InputSchema: params,
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: a.ReadOnly, IdempotentHint: a.Idempotent,
+			DestructiveHint: &destructive},
+	}
+}
+
+// Serve serves one client over a pair of streams (newline-delimited JSON-RPC: the stdio
+// transport when they are standard input and output) until the client disconnects or ctx
+// ends. Nothing else may write to out.
+func (s *Server) Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
+	err := s.srv.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
+	if err != nil && ctx.Err() == nil {
+		return fault.Wrap(fault.System, fmt.Errorf("mcp serve: %w", err))
+	}
+	return nil
+}
+
+// Handler serves clients over streamable HTTP, one session each. It refuses requests whose
+// Host header is not a loopback name when it listens on loopback (DNS rebinding).
+func (s *Server) Handler() http.Handler {
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+		Logger: s.cfg.Log,
+	})
+}
+
+// handler runs one call of the named tool through the invoker.
+func (s *Server) handler(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
+		callID := s.cfg.NewID()
+		defer func() {
+			if p := recover(); p != nil {
+				s.cfg.Log.Error("tool call panicked", "tool", name, "call_id", callID, "panic", p, "stack", string(debug.Stack()))
+				res, err = toResult(tool.Errorf(fmt.Sprintf("tool %q crashed: %v", name, p))), nil
+			}
+		}()
+		var raw json.RawMessage
+		if req != nil && req.Params != nil {
+			raw = req.Params.Arguments
+		}
+		args, derr := tool.DecodeArgs(raw)
+		if derr != nil {
+			return toResult(tool.Errorf(fmt.Sprintf("tool %q: %v", name, derr))), nil
+		}
+		r, ierr := s.cfg.Invoker.Invoke(ctx, ports.ToolRequest{
+			RunID: s.cfg.RunID, Step: s.step(req), CallID: callID, Name: name, Args: args, Scope: s.cfg.Scope,
+		})
+		if ierr != nil {
+			s.cfg.Log.Warn("tool call failed", "tool", name, "call_id", callID, "error", ierr)
+			if r.Succeeded() || r.Error == "" {
+				r = tool.Errorf(ierr.Error())
+			}
+		}
+		return toResult(r), nil
+	}
+}
+
+// step names the caller in records: ServerConfig.Step, else "mcp:" and the client's name, or
+// "mcp".
+func (s *Server) step(req *sdk.CallToolRequest) string {
+	if s.cfg.Step != "" {
+		return s.cfg.Step
+	}
+	if req == nil || req.Session == nil {
+		return "mcp"
+	}
+	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
+		return "mcp:" + p.ClientInfo.Name
+	}
+	return "mcp"
+}
+
+// toResult turns a tool result into an MCP result: the output text, or the error text with
+// isError set.
+func toResult(r tool.Result) *sdk.CallToolResult {
+	if r.Succeeded() {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: r.Output}}}
+	}
+	text := r.Error
+	if r.Output != "" {
+		text += "\n" + r.Output
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true}
+}

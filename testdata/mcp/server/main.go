@@ -1,0 +1,84 @@
+// Command server is a tiny MCP server over stdio, written with the official Go SDK, that
+// awf's tests build and start as a workflow's mcp_servers entry. Its tools cover what a client
+// must handle: read-only and writing tools, a tool error, a tool whose name holds a dot, a
+// server that dies mid-call and one that never answers.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type textArgs struct {
+	Text string `json:"text" jsonschema:"the text"`
+}
+
+type addArgs struct {
+	A float64 `json:"a" jsonschema:"first number"`
+	B float64 `json:"b" jsonschema:"second number"`
+}
+
+type empty struct{}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+func main() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "testserver", Version: "1.0.0"}, nil)
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true}
+
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back.", Annotations: readOnly},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+			return text("echo: " + in.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two numbers.", Annotations: readOnly},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(in.A + in.B)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "write_note", Description: "Append a line to the notes file (NOTES_FILE)."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {
+			f, err := os.OpenFile(os.Getenv("NOTES_FILE"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer f.Close()
+			if _, err := fmt.Fprintln(f, in.Text); err != nil {
+				return nil, nil, err
+			}
+			return text("noted"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails.", Annotations: readOnly},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return nil, nil, fmt.Errorf("it failed on purpose")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "get.data", Description: "A tool whose name holds a dot.", Annotations: readOnly},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return text("data"), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "The server exits in the middle of the call."},
+		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "crashing on purpose")
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Never answers."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+			<-ctx.Done()
+			return nil, nil, ctx.Err()
+		})
+	if env := os.Getenv("TESTSERVER_ENV"); env != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Show TESTSERVER_ENV.", Annotations: readOnly},
+			func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+				return text(strings.TrimSpace(env)), nil, nil
+			})
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		log.Fatal(err)
+	}
+}
