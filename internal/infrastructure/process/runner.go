@@ -131,7 +131,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	if limit <= 0 {
 		limit = r.cfg.OutputLimit
 	}
-	p, err := r.start(req.Dir, req.Stdin, wreq, limit, launch.sysProcAttr())
+	p, err := r.start(req.Dir, req.Stdin, wreq, limit, launch)
 	if err != nil {
 		return ports.ProcessResult{}, err
 	}
@@ -252,7 +252,7 @@ type proc struct {
 
 // start creates the pipes, starts the helper in its own process group, and starts the
 // goroutines that feed and drain it.
-func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, attr *syscall.SysProcAttr) (*proc, error) {
+func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandboxLaunch) (*proc, error) {
 	var (
 		opened []*os.File
 		err    error
@@ -286,9 +286,10 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, attr *sysc
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.ExtraFiles = []*os.File{reqR, statusW} // fds 3 and 4
-	// [sandbox] attr holds the sandbox's clone flags and credentials, if any.
-	attr.Setpgid = true
-	cmd.SysProcAttr = attr
+	// [sandbox] the sandbox's descriptors from fd 5, its clone flags and credentials, if any.
+	cmd.ExtraFiles = append(cmd.ExtraFiles, sb.extraFiles()...)
+	cmd.SysProcAttr = sb.sysProcAttr()
+	cmd.SysProcAttr.Setpgid = true
 	err = cmd.Start()
 	closeAll([]*os.File{reqR, statusW, outW, errW, inR}) // the helper has its copies
 	if err != nil {

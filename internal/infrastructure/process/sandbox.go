@@ -16,7 +16,10 @@ import (
 )
 
 // sandboxLaunch is the sandbox of one Run; nil when the request has no policy.
-type sandboxLaunch struct{ *sandbox.Launch }
+type sandboxLaunch struct {
+	*sandbox.Launch
+	files []*os.File // passed to the helper from fd statusFD+1
+}
 
 // sandbox compiles req.Policy narrowed by req.Restrictions, prepares the helper's sandbox,
 // puts the spec on the wire and filters the environment the script starts from
@@ -53,11 +56,12 @@ func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunc
 	if err != nil {
 		return nil, err
 	}
+	files := l.ExtraFiles(statusFD + 1) // numbers them in the spec: before Encode
 	if wreq.Sandbox, err = l.Spec.Encode(); err != nil {
 		l.Close()
 		return nil, fault.Wrap(fault.System, err)
 	}
-	return &sandboxLaunch{l}, nil
+	return &sandboxLaunch{Launch: l, files: files}, nil
 }
 
 // Close removes the sandbox's temporary directory and cgroup, once the helper is gone.
@@ -65,6 +69,14 @@ func (l *sandboxLaunch) Close() {
 	if l != nil {
 		l.Launch.Close()
 	}
+}
+
+// extraFiles are the descriptors the helper inherits after the request and status pipes.
+func (l *sandboxLaunch) extraFiles() []*os.File {
+	if l == nil {
+		return nil
+	}
+	return l.files
 }
 
 // sysProcAttr is what the helper is started with: the sandbox's clone flags, user namespace

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -50,6 +51,31 @@ func (a *Applied) String() string {
 		names[i] = string(l)
 	}
 	return fmt.Sprintf("%s: %s (uid %d, landlock ABI %d)", a.Backend, strings.Join(names, " "), a.UID, a.LandlockABI)
+}
+
+// Map is the record as flat strings, for the applied field of audit records and policy
+// decisions (ports.AuditSandbox.Applied): backend, layers, landlock_abi, uid, and skipped.
+func (a *Applied) Map() map[string]string {
+	names := make([]string, len(a.Layers))
+	for i, l := range a.Layers {
+		names[i] = string(l)
+	}
+	m := map[string]string{
+		"backend":      a.Backend,
+		"layers":       strings.Join(names, ","),
+		"landlock_abi": strconv.Itoa(a.LandlockABI),
+		"uid":          strconv.Itoa(a.UID),
+	}
+	if len(a.Skipped) > 0 {
+		var skipped []string
+		for _, l := range Layers() {
+			if why, ok := a.Skipped[l]; ok {
+				skipped = append(skipped, string(l)+": "+why)
+			}
+		}
+		m["skipped"] = strings.Join(skipped, "; ")
+	}
+	return m
 }
 
 // missing returns the first required layer that a lacks, as a refusal.

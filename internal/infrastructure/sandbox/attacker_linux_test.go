@@ -17,10 +17,10 @@ import (
 // system call a shell cannot, and prints "ok" or the errno's name.
 func attackMain(name string, args []string) int {
 	attacks := map[string]func([]string) error{
-		"udp":    func(a []string) error { return sendUDP(a[0]) },
-		"mptcp":  func(a []string) error { return connect(a[0], unix.IPPROTO_MPTCP) },
-		"tcp":    func(a []string) error { return connect(a[0], 0) },
-		"raw":    func([]string) error { return closeFD(unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)) },
+		"udp":   func(a []string) error { return sendUDP(a[0]) },
+		"mptcp": func(a []string) error { return connect(a[0], unix.IPPROTO_MPTCP) },
+		"tcp":   func(a []string) error { return connect(a[0], 0) },
+		"raw":   func([]string) error { return closeFD(unix.Socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP)) },
 		"iouring": func([]string) error {
 			var params [120]byte
 			fd, _, e := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&params)), 0)

@@ -14,7 +14,8 @@ import (
 )
 
 // Enter applies the spec's OS layers to the calling process, for good: mounts, resource
-// limits, no_new_privs, the uid drop, Landlock and seccomp, in that order, on every thread.
+// limits, the uid drop, Landlock (which sets no_new_privs on every thread; without Landlock
+// Enter sets it itself) and seccomp, in that order, on every thread.
 // The process helper calls it first thing, in the fresh process Prepare's SysProcAttr made,
 // before any script code runs; the commands the script starts inherit everything.
 //
@@ -26,7 +27,13 @@ func Enter(s *Spec) (*Applied, error) {
 		return nil, fault.New(fault.System, "sandbox: spec without a plan: Prepare was not called")
 	}
 	e := &enter{spec: s, plan: s.Plan, a: &Applied{Backend: "clone", UID: os.Geteuid()}}
-	for _, step := range []func() error{e.namespaces, e.rlimits, e.noNewPrivs, e.credentials, e.landlock, e.seccomp} {
+	paths, err := openPaths(s)
+	if err != nil {
+		return e.a, err
+	}
+	defer paths.close()
+	e.paths = paths
+	for _, step := range []func() error{e.namespaces, e.rlimits, e.credentials, e.landlock, e.noNewPrivs, e.seccomp} {
 		if err := step(); err != nil {
 			return e.a, err
 		}
@@ -39,8 +46,8 @@ type enter struct {
 	plan *Plan
 	a    *Applied
 	m    *mounts
-	// dropped says the script runs as DropUID.
-	dropped bool
+	// paths are the spec's paths, opened and checked once.
+	paths *openedPaths
 }
 
 func (e *enter) in(ns Layer) bool { return slices.Contains(e.plan.Namespaces, ns) }
@@ -64,7 +71,7 @@ func (e *enter) namespaces() error {
 	if !e.in(LayerMountNS) {
 		return nil
 	}
-	e.m = &mounts{spec: e.spec, idmap: e.plan.IDMap && e.plan.DropUID >= 0}
+	e.m = &mounts{spec: e.spec, paths: e.paths, idmap: e.plan.IDMap && e.plan.DropUID >= 0}
 	if err := e.m.setup(e.in(LayerPIDNS)); err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
@@ -89,9 +96,13 @@ func (e *enter) rlimits() error {
 	return nil
 }
 
+// noNewPrivs sets no_new_privs on every thread, unless Landlock already has.
 func (e *enter) noNewPrivs() error {
 	if e.spec.unavailable(LayerNoNewPrivs) {
 		e.a.skip(LayerNoNewPrivs, "simulated: switched off")
+		return nil
+	}
+	if e.a.Has(LayerNoNewPrivs) {
 		return nil
 	}
 	if err := noNewPrivs(); err != nil {
@@ -107,7 +118,7 @@ func (e *enter) credentials() error {
 		if err := dropUID(e.plan.DropUID); err != nil {
 			return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 		}
-		e.dropped, e.a.UID = true, e.plan.DropUID
+		e.a.UID = e.plan.DropUID
 		e.a.add(LayerUID)
 	case os.Geteuid() != 0:
 		e.a.add(LayerUID)
@@ -132,13 +143,14 @@ func (e *enter) credentials() error {
 // landlockRules are the paths and ports of the spec, plus the temp dir, the devices, and
 // /proc when it is the pid namespace's own.
 func (e *enter) landlockRules() landlock.Rules {
-	r := landlock.Rules{
-		Read:        slices.Clone(e.spec.Read),
-		Write:       append(slices.Clone(e.spec.Write), Devices...),
-		RestrictNet: e.spec.Network.Mode != NetworkHost,
-	}
+	write := slices.Clone(e.spec.Write)
 	if e.plan.TempDir != "" {
-		r.Write = append(r.Write, e.plan.TempDir)
+		write = append(write, e.plan.TempDir)
+	}
+	r := landlock.Rules{
+		Read:        e.paths.landlockPaths(e.spec.Read),
+		Write:       append(e.paths.landlockPaths(write), Devices...),
+		RestrictNet: e.spec.Network.Mode != NetworkHost,
 	}
 	if e.m != nil && e.m.procMounted {
 		r.Read = append(r.Read, "/proc")
@@ -170,6 +182,9 @@ func (e *enter) landlock() error {
 	}
 	e.a.LandlockABI = res.ABI
 	e.a.add(LayerLandlock)
+	if !e.spec.unavailable(LayerNoNewPrivs) {
+		e.a.add(LayerNoNewPrivs) // go-landlock set it on every thread
+	}
 	switch {
 	case res.Net:
 		e.a.add(LayerLandlockNet)

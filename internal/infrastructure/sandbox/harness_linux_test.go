@@ -53,7 +53,10 @@ func helperMain() int {
 		return 125
 	}
 	var h Helper
-	env, err := h.Setup(req.Spec, req.Env)
+	env, err := req.Env, error(nil)
+	if len(req.Spec) > 0 && string(req.Spec) != "null" {
+		env, err = h.Setup(req.Spec, req.Env)
+	}
 	json.NewEncoder(status).Encode(struct {
 		Applied *Applied `json:"applied"`
 		Error   string   `json:"error,omitempty"`
@@ -110,28 +113,41 @@ type result struct {
 // runSandboxed runs script in a sandboxed helper started the way the process runner does:
 // Prepare, the helper with Launch.SysProcAttr and its own process group, the spec on the
 // wire, everything the group holds killed at the end.
-func runSandboxed(t *testing.T, spec *Spec, rep Report, script string, env []string, timeout time.Duration) result {
+func runSandboxed(t testing.TB, spec *Spec, rep Report, script string, env []string, timeout time.Duration) result {
 	t.Helper()
 	l, err := Prepare(spec, rep)
 	if err != nil {
 		return result{prepareErr: err}
 	}
 	defer l.Close()
-	encoded, err := l.Spec.Encode()
-	if err != nil {
-		t.Fatal(err)
+	return runLaunch(t, l, script, env, timeout)
+}
+
+// runLaunch runs script in a helper prepared by l.
+func runLaunch(t testing.TB, l *Launch, script string, env []string, timeout time.Duration) result {
+	t.Helper()
+	var encoded []byte
+	var extra []*os.File
+	dir, attr := "", &syscall.SysProcAttr{}
+	if l != nil {
+		extra = l.ExtraFiles(5) // after the request and status pipes, as the runner does
+		var err error
+		if encoded, err = l.Spec.Encode(); err != nil {
+			t.Fatal(err)
+		}
+		dir, attr = l.Spec.Dir, l.SysProcAttr
 	}
 	reqR, reqW, _ := os.Pipe()
 	statusR, statusW, _ := os.Pipe()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, helperPath)
-	cmd.Env = []string{helperEnv + "=1"}
-	cmd.Dir = spec.Dir
+	cmd.Env = []string{helperEnv + "=1", "GORACE=atexit_sleep_ms=0"}
+	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.ExtraFiles = []*os.File{reqR, statusW}
-	cmd.SysProcAttr = l.SysProcAttr
+	cmd.ExtraFiles = append([]*os.File{reqR, statusW}, extra...)
+	cmd.SysProcAttr = attr
 	cmd.SysProcAttr.Setpgid = true
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
@@ -149,8 +165,8 @@ func runSandboxed(t *testing.T, spec *Spec, rep Report, script string, env []str
 	data, _ := io.ReadAll(statusR)
 	statusR.Close()
 	json.Unmarshal(data, &st)
-	err = cmd.Wait()
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what the runner does: the group goes too
+	err := cmd.Wait()
+	killGroup(cmd.Process.Pid)
 	res := result{stdout: stdout.String(), stderr: stderr.String(), applied: st.Applied, setupErr: st.Error, pid: cmd.Process.Pid}
 	res.status = cmd.ProcessState.ExitCode()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -160,4 +176,17 @@ func runSandboxed(t *testing.T, spec *Spec, rep Report, script string, env []str
 		t.Fatalf("helper: %v", err)
 	}
 	return res
+}
+
+// killGroup kills what is left of the helper's process group, as the runner does, and waits
+// for it to be gone: without a pid namespace, uid 65534's processes of one run would
+// otherwise still count against the next run's RLIMIT_NPROC.
+func killGroup(pgid int) {
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	for range 500 {
+		if syscall.Kill(-pgid, 0) == syscall.ESRCH {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -27,7 +25,8 @@ var maskedDirs = []string{"/etc/ssl/private"}
 
 // mounts is the mount namespace set-up of Enter.
 type mounts struct {
-	spec *Spec
+	spec  *Spec
+	paths *openedPaths
 	// idmap asks for the writable paths to show their owner as spec.Plan.DropUID.
 	idmap   bool
 	usernss map[[2]int]*os.File // idmapping user namespaces by on-disk owner
@@ -35,7 +34,6 @@ type mounts struct {
 	procMounted bool
 	idmapped    bool  // every writable path that exists got its idmapping
 	idmapErr    error // why idmapping failed
-	protected   []string
 }
 
 // setup makes the mount namespace: everything read-only, a fresh /proc for the pid namespace,
@@ -59,25 +57,43 @@ func (m *mounts) setup(pidns bool) error {
 		// out of sight. When it cannot be mounted, Enter keeps /proc out of reach.
 		m.procMounted = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil
 	}
-	m.idmapped = m.idmap
 	writable := slices.Clone(m.spec.Write)
-	for _, w := range writable {
-		if err := m.bindWritable(w, m.idmap); err != nil {
-			return err
-		}
+	clones, err := m.cloneWritable(writable, m.idmap)
+	m.idmapped = m.idmap && err == nil
+	if m.idmap && err != nil {
+		// All or nothing: a root whose uid cannot drop must not meet idmapped mounts, which
+		// would show it its own files as someone else's.
+		m.idmapErr = err
+		clones, err = m.cloneWritable(writable, false)
+	}
+	if err != nil {
+		return err
 	}
 	if t := m.spec.Plan.TempDir; t != "" {
-		if err := m.bindWritable(t, false); err != nil {
+		tmp, err := m.cloneWritable([]string{t}, false)
+		if err != nil {
+			closeClones(clones)
+			return err
+		}
+		clones = append(clones, tmp...)
+	}
+	for _, c := range clones {
+		if err := m.moveTo(c.fd, c.at, c.name, c.path); err != nil {
+			closeClones(clones)
 			return err
 		}
 	}
+	closeClones(clones)
 	if err := m.protect(); err != nil {
 		return err
 	}
-	if err := m.mask(); err != nil {
-		return err
+	if !m.idmapped && os.Geteuid() == 0 {
+		// Only a root that keeps its uid can read them; uid 65534 and a user cannot.
+		if err := m.mask(); err != nil {
+			return err
+		}
 	}
-	if m.idmap {
+	if m.idmapped {
 		if err := m.expose(append(slices.Clone(writable), cwd)); err != nil {
 			return err
 		}
@@ -88,34 +104,69 @@ func (m *mounts) setup(pidns bool) error {
 	return nil
 }
 
-// bindWritable binds path over itself read-write, idmapped when asked. A file system that
-// refuses idmapping gets a plain bind, and idmapped turns false: the caller keeps root.
-func (m *mounts) bindWritable(path string, idmap bool) error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
+// clone is a detached copy of a writable path's mount tree, to be mounted at (at, name).
+type clone struct {
+	fd   int
+	at   int
+	name string
+	path string
+}
+
+func closeClones(cs []clone) {
+	for _, c := range cs {
+		unix.Close(c.fd)
 	}
-	if err != nil {
-		return fmt.Errorf("mountns: clone %s: %w", path, err)
-	}
-	defer unix.Close(fd)
-	attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-	if idmap {
-		ns, err := m.usernsFor(path)
-		if err == nil {
-			idattr := attr
-			idattr.Attr_set, idattr.Userns_fd = unix.MOUNT_ATTR_IDMAP, uint64(ns.Fd())
-			err = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &idattr)
-			if err == nil {
-				return m.move(fd, path)
-			}
+}
+
+// cloneWritable makes read-write (and, when asked, idmapped) copies of the writable paths that
+// exist, detached until moveTo. The paths' opened descriptors (openPaths) are used when there
+// are some, so that what is bound is exactly what was checked.
+func (m *mounts) cloneWritable(paths []string, idmap bool) ([]clone, error) {
+	var out []clone
+	for _, path := range paths {
+		at, name, flags := unix.AT_FDCWD, path, uint(0)
+		if fd := m.paths.fd(path); fd >= 0 {
+			at, name, flags = fd, "", unix.AT_EMPTY_PATH
 		}
-		m.idmapped, m.idmapErr = false, fmt.Errorf("idmapped mount of %s: %w", path, err)
+		fd, err := unix.OpenTree(at, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE|flags)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			closeClones(out)
+			return nil, fmt.Errorf("mountns: clone %s: %w", path, err)
+		}
+		out = append(out, clone{fd: fd, at: at, name: name, path: path})
+		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		if idmap {
+			ns, err := m.usernsFor(path)
+			if err != nil {
+				closeClones(out)
+				return nil, fmt.Errorf("idmapped mount of %s: %w", path, err)
+			}
+			attr.Attr_set, attr.Userns_fd = unix.MOUNT_ATTR_IDMAP, uint64(ns.Fd())
+		}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+			closeClones(out)
+			if idmap {
+				return nil, fmt.Errorf("idmapped mount of %s: %w", path, err)
+			}
+			return nil, fmt.Errorf("mountns: make %s writable: %w", path, err)
+		}
 	}
-	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
-		return fmt.Errorf("mountns: make %s writable: %w", path, err)
+	return out, nil
+}
+
+// moveTo mounts the detached tree fd at (at, name): a descriptor with name "", or a path.
+func (m *mounts) moveTo(fd, at int, name, path string) error {
+	flags := unix.MOVE_MOUNT_F_EMPTY_PATH
+	if name == "" {
+		flags |= unix.MOVE_MOUNT_T_EMPTY_PATH
 	}
-	return m.move(fd, path)
+	if err := unix.MoveMount(fd, "", at, name, flags); err != nil {
+		return fmt.Errorf("mountns: mount %s: %w", path, err)
+	}
+	return nil
 }
 
 func (m *mounts) move(fd int, path string) error {
@@ -125,9 +176,8 @@ func (m *mounts) move(fd int, path string) error {
 	return nil
 }
 
-// usernsFor returns a user namespace that maps path's on-disk owner to DropUID, for an
-// idmapped mount. It is made by a child stopped before it runs anything (ptrace), whose
-// namespace stays reachable through the open file once the child is gone.
+// usernsFor returns a user namespace that maps path's on-disk owner to DropUID: one the parent
+// passed (Plan.IDMaps), or one made here.
 func (m *mounts) usernsFor(path string) (*os.File, error) {
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
@@ -137,22 +187,17 @@ func (m *mounts) usernsFor(path string) (*os.File, error) {
 	if ns, ok := m.usernss[key]; ok {
 		return ns, nil
 	}
-	to := m.spec.Plan.DropUID
-	cmd := exec.Command("/proc/self/exe")
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags:  syscall.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: key[0], HostID: to, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: key[1], HostID: to, Size: 1}},
-		Ptrace:      true,
+	var ns *os.File
+	for _, im := range m.spec.Plan.IDMaps {
+		if im.UID == key[0] && im.GID == key[1] && im.FD > 2 {
+			ns = os.NewFile(uintptr(im.FD), "idmap-userns")
+		}
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("user namespace for the idmapping: %w", err)
-	}
-	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", cmd.Process.Pid))
-	cmd.Process.Kill()
-	cmd.Wait()
-	if err != nil {
-		return nil, err
+	if ns == nil {
+		var err error
+		if ns, err = newIDMapNamespace(key[0], key[1], m.spec.Plan.DropUID); err != nil {
+			return nil, err
+		}
 	}
 	if m.usernss == nil {
 		m.usernss = map[[2]int]*os.File{}
@@ -208,7 +253,6 @@ func (m *mounts) protect() error {
 		if err := m.rebind(p, true); err != nil {
 			return err
 		}
-		m.protected = append(m.protected, p)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"os"
 	"runtime"
 	"syscall"
 
@@ -28,6 +29,9 @@ type Launch struct {
 	Expected    Applied
 }
 
+// ExtraFiles returns nothing outside Linux.
+func (l *Launch) ExtraFiles(first int) []*os.File { return nil }
+
 // Close does nothing outside Linux.
 func (l *Launch) Close() error { return nil }
 
@@ -40,6 +44,15 @@ func Prepare(spec *Spec, rep Report) (*Launch, error) {
 		l.Expected.skip(layer, "only on Linux")
 	}
 	return l, l.Expected.missing(&s)
+}
+
+// Expect says that nothing would be applied outside Linux; a required layer is refused.
+func Expect(spec *Spec, rep Report) (Applied, error) {
+	l, err := Prepare(spec, rep)
+	if l == nil {
+		return Applied{}, err
+	}
+	return l.Expected, err
 }
 
 // Enter applies nothing outside Linux; a required layer is refused.

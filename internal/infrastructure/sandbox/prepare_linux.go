@@ -30,7 +30,19 @@ type Launch struct {
 	// Expected is what the helper will apply on this machine, for the audit record.
 	Expected Applied
 
+	files   []*os.File // idmapping user namespaces, owned by the cache
 	cleanup []func() error
+}
+
+// ExtraFiles returns the descriptors the helper must inherit, numbered from first (the
+// helper's fd of the first one: 3 plus the number of extra files the runner passes before
+// them), and records their numbers in Spec. Call it before encoding Spec; append the files to
+// exec.Cmd.ExtraFiles after the runner's own. The files stay open after Close: awf reuses them.
+func (l *Launch) ExtraFiles(first int) []*os.File {
+	for i := range l.Spec.Plan.IDMaps {
+		l.Spec.Plan.IDMaps[i].FD = first + i
+	}
+	return l.files
 }
 
 // Close removes the private temporary directory and the cgroup. Call it after the helper has
@@ -49,29 +61,57 @@ func (l *Launch) Close() error {
 // and, when usable, its cgroup. A layer the spec requires that rep lacks is refused here,
 // before anything starts: a *MissingError, fault.Denied. The helper checks the rest.
 func Prepare(spec *Spec, rep Report) (*Launch, error) {
+	l, err := plan(spec, rep)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.makeTempDir(l.Spec.Plan); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if err := makeWriteDirs(l.Spec); err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.makeIDMaps()
+	if err := l.makeCgroup(l.Spec, rep); err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.expect(l.Spec, rep)
+	if err := l.Expected.missing(l.Spec); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Expect says what a helper prepared for spec on the machine rep describes would apply,
+// without creating anything: for the policy decision and audit record before a call runs.
+// A required layer rep lacks is a *MissingError, as from Prepare.
+func Expect(spec *Spec, rep Report) (Applied, error) {
+	l, err := plan(spec, rep)
+	if err != nil {
+		return Applied{}, err
+	}
+	if rep.Cgroup.Usable && !l.Spec.unavailable(LayerCgroup) && (spec.Limits.Memory > 0 || spec.Limits.PIDs > 0 || spec.Limits.CPU > 0) {
+		l.Spec.Plan.Cgroup = filepath.Join(rep.Cgroup.Dir, "awf-*")
+	}
+	l.expect(l.Spec, rep)
+	return l.Expected, l.Expected.missing(l.Spec)
+}
+
+// plan decides the namespaces and the uid of a helper.
+func plan(spec *Spec, rep Report) (*Launch, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
 	s := *spec
 	s.Unavailable = union(spec.Unavailable, rep.Simulated)
-	plan := &Plan{DropUID: -1, Root: rep.Root}
-	s.Plan = plan
+	s.Plan = &Plan{DropUID: -1, Root: rep.Root}
 	l := &Launch{Spec: &s, SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}}
 	l.Expected = Applied{Backend: "clone", UID: rep.UID, LandlockABI: rep.LandlockABI}
 	if err := l.planNamespaces(&s, rep); err != nil {
-		return nil, err
-	}
-	if err := l.makeTempDir(plan); err != nil {
-		l.Close()
-		return nil, err
-	}
-	if err := l.makeCgroup(&s, rep); err != nil {
-		l.Close()
-		return nil, err
-	}
-	l.expect(&s, rep)
-	if err := l.Expected.missing(&s); err != nil {
-		l.Close()
 		return nil, err
 	}
 	return l, nil
@@ -130,6 +170,61 @@ func (l *Launch) planNamespaces(s *Spec, rep Report) error {
 	attr.AmbientCaps = []uintptr{capSysAdmin}
 	attr.GidMappingsEnableSetgroups = simulated // only root may; the credential needs it
 	return nil
+}
+
+// makeWriteDirs creates the writable directories that do not exist yet inside the working
+// directory (write: [build/**] before the first build), through os.Root: never through a
+// symbolic link, never outside. Writable paths elsewhere are left as they are.
+func makeWriteDirs(s *Spec) error {
+	var missing []string
+	for _, w := range s.Write {
+		if w != s.Dir && within(w, s.Dir) {
+			if _, err := os.Lstat(w); errors.Is(err, os.ErrNotExist) {
+				missing = append(missing, w)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(s.Dir)
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: open working directory: %w", err))
+	}
+	defer root.Close()
+	for _, w := range missing {
+		rel, _ := filepath.Rel(s.Dir, w)
+		if err := root.MkdirAll(rel, 0o755); err != nil {
+			return fault.New(fault.Denied, "sandbox: create writable directory %s: %w", w, err)
+		}
+	}
+	return nil
+}
+
+// makeIDMaps gets the user namespaces for the idmapped mounts of the writable paths, one per
+// owner, so that the helper need not start a process to make them. One that cannot be made
+// is left to the helper, which then keeps root (without capabilities).
+func (l *Launch) makeIDMaps() {
+	plan := l.Spec.Plan
+	if !plan.IDMap {
+		return
+	}
+	for _, w := range l.Spec.Write {
+		var st syscall.Stat_t
+		if syscall.Stat(w, &st) != nil {
+			continue
+		}
+		uid, gid := int(st.Uid), int(st.Gid)
+		if slices.ContainsFunc(plan.IDMaps, func(m IDMap) bool { return m.UID == uid && m.GID == gid }) {
+			continue
+		}
+		ns, err := idmapNamespace(uid, gid, plan.DropUID)
+		if err != nil {
+			continue
+		}
+		plan.IDMaps = append(plan.IDMaps, IDMap{UID: uid, GID: gid})
+		l.files = append(l.files, ns)
+	}
 }
 
 // capSysAdmin is CAP_SYS_ADMIN.
@@ -201,9 +296,12 @@ func (l *Launch) expect(s *Spec, rep Report) {
 		e.skip(LayerCgroup, rep.Status(LayerCgroup).Detail)
 	}
 	for _, lay := range []Layer{LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerSeccomp} {
-		if rep.Available(lay) && !s.unavailable(lay) {
+		switch {
+		case s.unavailable(lay):
+			e.skip(lay, "simulated: switched off")
+		case rep.Available(lay):
 			e.add(lay)
-		} else {
+		default:
 			e.skip(lay, rep.Status(lay).Detail)
 		}
 	}

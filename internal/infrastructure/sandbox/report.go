@@ -104,8 +104,6 @@ func (r Report) Without(layers ...Layer) Report {
 			if !r.Root {
 				r.Namespaces = false
 			}
-		case LayerMountNS, LayerPIDNS, LayerNetNS:
-			r.Namespaces = false
 		case LayerCgroup:
 			r.Cgroup.Usable = false
 			r.Cgroup.Detail = "simulated: switched off"

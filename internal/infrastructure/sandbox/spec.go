@@ -103,10 +103,21 @@ type Plan struct {
 	// their owner as DropUID, so that the dropped uid can write them and files it creates
 	// belong to the owner on disk.
 	IDMap bool `json:"idmap,omitempty"`
+	// IDMaps are the user namespaces for the idmapped mounts, passed as descriptors.
+	IDMaps []IDMap `json:"idmaps,omitempty"`
 	// TempDir is the private temporary directory ($TMPDIR and $HOME of the script).
 	TempDir string `json:"temp_dir"`
 	// Cgroup is the cgroup v2 directory the helper was started in; "" when none.
 	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// IDMap is a user namespace, passed to the helper as an open descriptor, whose mapping makes
+// files owned by UID:GID on disk appear owned by the dropped uid through an idmapped mount.
+type IDMap struct {
+	UID int `json:"uid"`
+	GID int `json:"gid"`
+	// FD is the descriptor the helper inherits it on (Launch.ExtraFiles).
+	FD int `json:"fd"`
 }
 
 // Encode returns the JSON encoding of s.
@@ -243,22 +254,22 @@ func (s *Spec) Environ(env []string) []string {
 	if s.Plan == nil || s.Plan.TempDir == "" {
 		return env
 	}
-	override := []string{"HOME", "TMPDIR", "TMP", "TEMP"}
-	out := make([]string, 0, len(env)+len(override))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(override, name) {
-			out = append(out, kv)
-		}
-	}
-	for _, name := range override {
-		out = append(out, name+"="+s.Plan.TempDir)
+	var set []string
+	for _, name := range []string{"HOME", "TMPDIR", "TMP", "TEMP"} {
+		set = append(set, name+"="+s.Plan.TempDir)
 	}
 	if n := s.Network; n.Mode == NetworkAllowlist && n.ProxyPort > 0 {
 		proxy := fmt.Sprintf("http://127.0.0.1:%d", n.ProxyPort)
 		for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"} {
-			out = append(out, name+"="+proxy, strings.ToLower(name)+"="+proxy)
+			set = append(set, name+"="+proxy, strings.ToLower(name)+"="+proxy)
 		}
 	}
-	return out
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(set, func(s string) bool { return strings.HasPrefix(s, name+"=") }) {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
 }

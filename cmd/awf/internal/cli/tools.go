@@ -99,7 +99,7 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 		return nil, err
 	}
 	warnings, err := reg.Load(builtins,
-		command.Source{Specs: wf.Tools, Config: exec},
+		command.Source{Specs: wf.Tools, Config: exec, Builtin: restricted(filePolicy(wf, workDir), webPolicy(wf))},
 		manifest.Project("."), manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)},
 		mcpTools)
@@ -113,16 +113,20 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 // with: through procs (the sandboxed helper process, or a container when the policy says
 // backend: container), never in awf's own process.
 func builtinTools(wf *workflow.Workflow, workDir string, t ports.Templater, env []string, procs ports.ProcessRunner) (ports.StaticTools, command.Config, error) {
-	exec := command.Config{Process: procs, Templater: t, Dir: workDir, Policy: wf.Sandbox, BaseEnv: env}
+	policy := wf.Sandbox
+	if policy == nil {
+		policy = &workflow.Policy{} // the documented defaults; nil would mean no sandbox at all
+	}
+	exec := command.Config{Process: procs, Templater: t, Dir: workDir, Policy: policy, BaseEnv: env}
 	sh, err := shell.New(exec)
 	if err != nil {
 		return ports.StaticTools{}, exec, err
 	}
-	files, err := file.NewTools(file.Policy{WorkDir: workDir})
+	files, err := file.NewTools(filePolicy(wf, workDir))
 	if err != nil {
 		return ports.StaticTools{}, exec, err
 	}
-	web, err := httptool.New(httptool.Policy{})
+	web, err := httptool.New(webPolicy(wf))
 	if err != nil {
 		return ports.StaticTools{}, exec, err
 	}

@@ -25,24 +25,24 @@ type Rule string
 
 // The rules.
 const (
-	RuleAllowlist   Rule = "sandbox.commands"  // the program is not in the allowlist
-	RuleDynamic     Rule = "dynamic-command"   // the program's name is only known at run time
-	RuleEval        Rule = "eval"              // eval runs text as code
-	RuleSource      Rule = "source"            // source and . run a file as code
-	RuleExec        Rule = "exec"              // exec replaces the shell
-	RuleAlias       Rule = "alias"             // an alias can rename any command
-	RuleShellScript Rule = "shell-script"      // a shell reading a script file or stdin
-	RuleOption      Rule = "wrapper-option"    // a wrapper's option hides which program runs
-	RuleGitConfig   Rule = "git-config"        // git configuration that runs or loads code
-	RuleReplace     Rule = "replace-in-shell"  // xargs -I or find {} spliced into sh -c
-	RuleAwk         Rule = "awk-command"       // awk's system(), pipes or program files
-	RulePrivilege   Rule = "privilege"         // sudo and the like
-	RuleNamespace   Rule = "namespace"         // tools that enter or make namespaces
-	RuleEnv         Rule = "env-var"           // variables that load or run code
-	RuleUntrusted   Rule = "untrusted-path"    // a name found outside the trusted PATH
-	RuleParse       Rule = "parse"             // the command line does not parse
-	RuleDepth       Rule = "depth"             // nesting too deep to follow
-	RulePrompt      Rule = "prompt-expansion"  // ${x@P} runs hidden command substitutions
+	RuleAllowlist   Rule = "sandbox.commands" // the program is not in the allowlist
+	RuleDynamic     Rule = "dynamic-command"  // the program's name is only known at run time
+	RuleEval        Rule = "eval"             // eval runs text as code
+	RuleSource      Rule = "source"           // source and . run a file as code
+	RuleExec        Rule = "exec"             // exec replaces the shell
+	RuleAlias       Rule = "alias"            // an alias can rename any command
+	RuleShellScript Rule = "shell-script"     // a shell reading a script file or stdin
+	RuleOption      Rule = "wrapper-option"   // a wrapper's option hides which program runs
+	RuleGitConfig   Rule = "git-config"       // git configuration that runs or loads code
+	RuleReplace     Rule = "replace-in-shell" // xargs -I or find {} spliced into sh -c
+	RuleAwk         Rule = "awk-command"      // awk's system(), pipes or program files
+	RulePrivilege   Rule = "privilege"        // sudo and the like
+	RuleNamespace   Rule = "namespace"        // tools that enter or make namespaces
+	RuleEnv         Rule = "env-var"          // variables that load or run code
+	RuleUntrusted   Rule = "untrusted-path"   // a name found outside the trusted PATH
+	RuleParse       Rule = "parse"            // the command line does not parse
+	RuleDepth       Rule = "depth"            // nesting too deep to follow
+	RulePrompt      Rule = "prompt-expansion" // ${x@P} runs hidden command substitutions
 )
 
 // Refusal is a command the allowlist refuses. It is fault.Denied.
@@ -204,34 +204,44 @@ func (z *analyzer) file(f *syntax.File, depth int) error {
 	saved := z.funcs
 	z.funcs = map[string]bool{}
 	defer func() { z.funcs = saved }()
+	// One walk collects the functions (a call may precede its definition) and the nodes to
+	// check, in source order.
+	var nodes []syntax.Node
 	syntax.Walk(f, func(n syntax.Node) bool {
-		if fd, ok := n.(*syntax.FuncDecl); ok {
-			z.funcs[fd.Name.Value] = true
+		switch n := n.(type) {
+		case *syntax.FuncDecl:
+			if n.Name != nil { // nil for an anonymous function: "() cmd"
+				z.funcs[n.Name.Value] = true
+			}
+		case *syntax.CallExpr, *syntax.DeclClause, *syntax.ParamExp:
+			nodes = append(nodes, n)
 		}
 		return true
 	})
-	var err error
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if err != nil {
-			return false
+	for _, n := range nodes {
+		if err := z.node(n, depth); err != nil {
+			return err
 		}
-		switch n := n.(type) {
-		case *syntax.CallExpr:
-			err = z.call(n, depth)
-		case *syntax.DeclClause:
-			for _, as := range n.Args {
-				if err = z.assign(as, depth); err != nil {
-					break
-				}
-			}
-		case *syntax.ParamExp:
-			if z.list != nil && n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") {
-				err = refuse("${"+paramName(n)+"@P}", RulePrompt, "prompt expansion runs command substitutions hidden in the variable's value")
+	}
+	return nil
+}
+
+func (z *analyzer) node(n syntax.Node, depth int) error {
+	switch n := n.(type) {
+	case *syntax.CallExpr:
+		return z.call(n, depth)
+	case *syntax.DeclClause:
+		for _, as := range n.Args {
+			if err := z.assign(as, depth); err != nil {
+				return err
 			}
 		}
-		return err == nil
-	})
-	return err
+	case *syntax.ParamExp:
+		if z.list != nil && n.Exp != nil && n.Exp.Op == syntax.OtherParamOps && n.Exp.Word != nil && strings.Contains(n.Exp.Word.Lit(), "P") {
+			return refuse("${"+paramName(n)+"@P}", RulePrompt, "prompt expansion runs command substitutions hidden in the variable's value")
+		}
+	}
+	return nil
 }
 
 func paramName(p *syntax.ParamExp) string {
@@ -305,6 +315,9 @@ func (z *analyzer) argv(args []arg, c callCtx) error {
 }
 
 func (z *analyzer) record(args []arg, c callCtx) {
+	if z.list != nil {
+		return // checking, not listing
+	}
 	p := Program{Via: c.via}
 	if args[0].ok {
 		p.Name = args[0].s

@@ -14,6 +14,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
+	"github.com/awf-dev/awf/internal/application/plan"
 )
 
 // Options are everything `awf resume` needs.
@@ -92,7 +93,11 @@ func toolsFor(ctx context.Context, f *cmdutil.Factory, id string) (*cmdutil.Tool
 			return nil, "", err
 		}
 	}
-	tools, err := f.Tools(res.Workflow, workDir)
+	governed, err := compile.ResolvePolicies(f.Templater(), res.Workflow, plan.BaseScope(res.Workflow, st.Inputs, st.ID, workDir, f.Environ))
+	if err != nil {
+		return nil, "", err
+	}
+	tools, err := f.Tools(governed, workDir)
 	if err != nil {
 		return nil, "", err
 	}

@@ -104,17 +104,18 @@ func runRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if opts.DryRun {
-		p := plan.Build(f.Templater(), wf, values, f.Environ)
-		if opts.Output.JSON() {
-			return cmdutil.WriteJSON(opts.IO.Out, p)
-		}
-		return plan.Write(opts.IO.Out, p)
+		return dryRun(ctx, opts, wf, values)
 	}
 	workDir, err := os.Getwd()
 	if err != nil {
 		return fault.Wrap(fault.System, err)
 	}
-	tools, err := f.Tools(wf, workDir)
+	// Policies are fixed once, now, from the inputs.
+	governed, err := compile.ResolvePolicies(f.Templater(), wf, plan.BaseScope(wf, values, "", workDir, f.Environ))
+	if err != nil {
+		return err
+	}
+	tools, err := f.Tools(governed, workDir)
 	if err != nil {
 		return err
 	}
@@ -136,6 +137,29 @@ func runRun(ctx context.Context, opts *Options) error {
 	}
 	store, _ := f.Store()
 	return Report(opts.IO, opts.Output, store, run, err)
+}
+
+// dryRun prints the plan: every template resolved that can be, and for agent steps the
+// provider and model they resolve to and their tools' schemas. Nothing runs.
+func dryRun(ctx context.Context, opts *Options, wf *workflow.Workflow, values map[string]any) error {
+	f := opts.Factory
+	var agents plan.Agents
+	if f.Describe != nil && plan.HasAgents(wf) {
+		workDir, err := os.Getwd()
+		if err != nil {
+			return fault.Wrap(fault.System, err)
+		}
+		catalog, providers, err := f.Describe(wf, workDir, opts.Model.Options(nil, workDir))
+		if err != nil {
+			return err
+		}
+		agents = plan.Agents{Providers: providers, Tools: catalog, WorkDir: workDir}
+	}
+	p := plan.BuildWith(ctx, f.Templater(), wf, values, f.Environ, agents)
+	if opts.Output.JSON() {
+		return cmdutil.WriteJSON(opts.IO.Out, p)
+	}
+	return plan.Write(opts.IO.Out, p)
 }
 
 // Result is the JSON object `awf run` and `awf resume` print.
