@@ -55,8 +55,9 @@ type result struct {
 
 // env is an isolated home for one test: its own HOME and config dir, no API keys, no CI.
 type env struct {
-	t   *testing.T
-	dir string // working directory
+	t    *testing.T
+	dir  string // working directory
+	home string // HOME when not dir/.home
 }
 
 func newEnv(t *testing.T, files ...string) *env {
@@ -90,6 +91,9 @@ func (e *env) write(name, content string) {
 
 func (e *env) environ() []string {
 	home := filepath.Join(e.dir, ".home")
+	if e.home != "" {
+		home = e.home
+	}
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,

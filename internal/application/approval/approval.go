@@ -330,7 +330,8 @@ func (f *Flow) nobody(req Request, cause error) (ports.ApprovalDecision, error) 
 	d := deny(ports.ByNonInteractive, "--non-interactive="+f.cfg.NonInteractive,
 		fmt.Sprintf("denied: approval required and %s (run with --yes or --approve auto)", why))
 	if f.cfg.NonInteractive == NonInteractiveFail {
-		return d, fault.New(fault.Denied, "tool %q needs approval and there is %s to ask: --non-interactive=fail ends the run (run with --yes or --approve auto to allow such calls)", req.Tool, why)
+		// ErrAbortStep tells the agent loop to end the step instead of telling the model.
+		return d, fault.New(fault.Denied, "tool %q needs approval and there is %s to ask: --non-interactive=fail ends the run (run with --yes or --approve auto to allow such calls)%w", req.Tool, why, abortMarker{})
 	}
 	return d, nil
 }
@@ -383,3 +384,9 @@ func (f *Flow) rememberAlways(runID, key string) {
 	defer f.mu.Unlock()
 	f.run(runID).always[key] = true
 }
+
+// abortMarker wraps ports.ErrAbortStep into an error message without changing its text.
+type abortMarker struct{}
+
+func (abortMarker) Error() string { return "" }
+func (abortMarker) Unwrap() error { return ports.ErrAbortStep }

@@ -1,9 +1,12 @@
 // Package plan is the use case behind `awf run --dry-run`: what a workflow would do with the
 // given inputs, with every template resolved that can be resolved before anything runs.
-// Templates that need a step's results are shown as written.
+// Templates that need a step's results are shown as written. Agent steps also show the
+// provider and model they resolve to and the schemas of their tools, through ports only: no
+// model is called and no tool runs.
 package plan
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -22,11 +25,12 @@ type Plan struct {
 	Output   *Field         `json:"output,omitempty"`
 }
 
-// Step is one step of the plan.
+// Step is one step of the plan. An agent step's prompts are in Agent, not in Fields.
 type Step struct {
 	Name   string  `json:"name"`
 	Type   string  `json:"type"`
 	Fields []Field `json:"fields,omitempty"`
+	Agent  *Agent  `json:"agent,omitempty"`
 	Steps  []Step  `json:"steps,omitempty"`
 }
 
@@ -39,30 +43,52 @@ type Field struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// Build resolves what it can of wf with inputs. environ is the process environment.
+// Build resolves what it can of wf with inputs. environ is the process environment. Agent
+// steps show their provider and model as written and their tools by name; BuildWith
+// describes them as a run would start them.
 func Build(t ports.Templater, wf *workflow.Workflow, inputs map[string]any, environ []string) Plan {
+	return BuildWith(context.Background(), t, wf, inputs, environ, Agents{})
+}
+
+// BuildWith is Build with what a describes of agent steps: the provider and model each
+// resolves to, and its tools' schemas. A provider or tool that cannot be resolved is shown
+// with the reason, not returned as an error: the plan shows where the run would fail.
+func BuildWith(ctx context.Context, t ports.Templater, wf *workflow.Workflow, inputs map[string]any, environ []string, a Agents) Plan {
 	scope := BaseScope(wf, inputs, "dry-run", wf.Dir, environ)
 	fields := map[*workflow.Step][]Field{}
+	prompts := map[*workflow.Step][]Field{}
 	var output *Field
 	for _, ref := range wf.Templates() {
 		f := resolve(t, ref, scope)
 		switch {
+		case ref.Step != nil && ref.Step.Agent != nil && isPromptField(f.Name):
+			prompts[ref.Step] = append(prompts[ref.Step], f)
 		case ref.Step != nil:
 			fields[ref.Step] = append(fields[ref.Step], f)
 		case ref.Field == "output":
 			output = &f
 		}
 	}
-	return Plan{Workflow: wf.Name, File: wf.Path, Inputs: inputs, Steps: steps(wf.Steps, fields), Output: output}
+	b := &builder{fields: fields, prompts: prompts, d: &describer{ctx: ctx, t: t, wf: wf, scope: scope, a: a}}
+	return Plan{Workflow: wf.Name, File: wf.Path, Inputs: inputs, Steps: b.steps(wf.Steps), Output: output}
 }
 
-func steps(list []workflow.Step, fields map[*workflow.Step][]Field) []Step {
+// builder turns a workflow's steps into plan steps.
+type builder struct {
+	fields, prompts map[*workflow.Step][]Field
+	d               *describer
+}
+
+func (b *builder) steps(list []workflow.Step) []Step {
 	out := make([]Step, 0, len(list))
 	for i := range list {
 		s := &list[i]
-		p := Step{Name: s.Name, Type: string(s.Type), Fields: fields[s]}
+		p := Step{Name: s.Name, Type: string(s.Type), Fields: b.fields[s]}
+		if s.Agent != nil {
+			p.Agent = b.d.agent(s, b.prompts[s])
+		}
 		if s.Parallel != nil {
-			p.Steps = steps(s.Parallel.Steps, fields)
+			p.Steps = b.steps(s.Parallel.Steps)
 		}
 		out = append(out, p)
 	}
@@ -132,6 +158,9 @@ func Write(w io.Writer, p Plan) error {
 func writeSteps(w io.Writer, list []Step, indent string) {
 	for i, s := range list {
 		fmt.Fprintf(w, "%s%d. %s (%s)\n", indent, i+1, s.Name, s.Type)
+		if s.Agent != nil {
+			writeAgent(w, s.Agent, indent+"   ")
+		}
 		for _, f := range s.Fields {
 			writeField(w, f, indent+"   ")
 		}

@@ -290,6 +290,10 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandbo
 	cmd.ExtraFiles = append(cmd.ExtraFiles, sb.extraFiles()...)
 	cmd.SysProcAttr = sb.sysProcAttr()
 	cmd.SysProcAttr.Setpgid = true
+	// If awf dies (kill -9), the helper dies with it; in a sandbox it is its PID namespace's
+	// init, so everything the tool started goes too. Without one, a child that left the
+	// helper's process group may survive.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	err = cmd.Start()
 	closeAll([]*os.File{reqR, statusW, outW, errW, inR}) // the helper has its copies
 	if err != nil {

@@ -34,6 +34,11 @@ func dropUID(id int) error {
 	if err := syscall.Setresuid(id, id, id); err != nil {
 		return fmt.Errorf("uid: setresuid %d: %w", id, err)
 	}
+	// Changing credentials clears the parent-death signal the runner set: set it again, so
+	// that the sandbox (and, as its PID namespace's init, everything in it) dies with awf.
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("uid: parent-death signal: %w", err)
+	}
 	return nil
 }
 

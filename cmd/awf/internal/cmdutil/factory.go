@@ -32,6 +32,12 @@ type Factory struct {
 	// settings. done must be called when the run ends: it writes a --record cassette and
 	// reports cassette turns that were never played.
 	Runner func(events ports.Events, opts RunnerOptions) (r *runner.Runner, done func() error, err error)
+	// Describe gives `awf run --dry-run` what it shows of agent steps, running nothing: the
+	// tools a run of wf in workDir could reach, described without the approval flow or the
+	// audit log, and the providers with the run's model settings (opts: --provider, --model,
+	// --replay), resolved without calling a model; a --record cassette is never written. Nil
+	// means agent steps are shown as written.
+	Describe func(wf *workflow.Workflow, workDir string, opts RunnerOptions) (ports.ToolCatalog, ports.ProviderSource, error)
 	// Pause, when set by a command with live progress, stops the progress drawing while a
 	// prompt is on screen; the returned function resumes it.
 	Pause func() (resume func())
