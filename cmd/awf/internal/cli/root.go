@@ -5,6 +5,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/audit"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/doctor"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
 	mcpcmd "github.com/awf-dev/awf/cmd/awf/internal/cmd/mcp"
@@ -75,6 +76,7 @@ call: a YAML state file per run and an append-only audit log.`,
 		scaffold.NewCmdInit(f, nil),
 		audit.NewCmdAudit(f, nil),
 		mcpcmd.NewCmdMCP(f, nil),
+		doctor.NewCmdDoctor(f, nil),
 		tools.NewCmdTools(f, nil),
 	)
 	root.InitDefaultCompletionCmd()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -78,7 +79,7 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 		return nil, err
 	}
 	gate, err := govern.New(govern.Deps{
-		Approval: flow, Audit: log, Clock: ports.ClockFunc(nowFunc), Log: f.Log(),
+		Approval: flow, Policy: newPolicyReport(wf, workDir), Audit: log, Clock: ports.ClockFunc(nowFunc), Log: f.Log(),
 		Secrets: govern.SecretValues(wf.Sandbox, providerKeyEnvNames(f), f.Environ),
 	})
 	if err != nil {
@@ -106,7 +107,25 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: warnings}, nil
+	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: intended(wf, warnings)}, nil
+}
+
+// intended drops the shadowing warnings of `builtin: true` entries: restricting a built-in
+// under its own name is what such an entry is for.
+func intended(wf *workflow.Workflow, warnings workflow.Problems) workflow.Problems {
+	var out workflow.Problems
+	for _, w := range warnings {
+		keep := true
+		for _, t := range wf.Tools {
+			if t.Builtin && strings.Contains(w.Msg, fmt.Sprintf("tool %q (workflow) shadows the builtin", t.Name)) {
+				keep = false
+			}
+		}
+		if keep {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // builtinTools returns the built-in tools for workDir and the configuration command tools run
