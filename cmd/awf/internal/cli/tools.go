@@ -136,7 +136,8 @@ func builtinTools(wf *workflow.Workflow, workDir string, t ports.Templater, env 
 	if policy == nil {
 		policy = &workflow.Policy{} // the documented defaults; nil would mean no sandbox at all
 	}
-	exec := command.Config{Process: procs, Templater: t, Dir: workDir, Policy: policy, BaseEnv: env}
+	exec := command.Config{Process: procs, Templater: t, Dir: workDir, Policy: policy, BaseEnv: env,
+		Timeout: policy.Limits.Timeout, OutputLimit: policy.Limits.Output}
 	sh, err := shell.New(exec)
 	if err != nil {
 		return ports.StaticTools{}, exec, err
