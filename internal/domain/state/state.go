@@ -150,12 +150,16 @@ type Conversation struct {
 
 // Message is one message of a conversation, in a provider-neutral form.
 type Message struct {
-	Role       string    `yaml:"role" json:"role"` // system | user | assistant | tool
-	Content    string    `yaml:"content,omitempty" json:"content,omitempty"`
-	ToolCalls  []CallRef `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
-	ToolCallID string    `yaml:"tool_call_id,omitempty" json:"tool_call_id,omitempty"`
-	Name       string    `yaml:"name,omitempty" json:"name,omitempty"`
-	IsError    bool      `yaml:"is_error,omitempty" json:"is_error,omitempty"`
+	Role    string `yaml:"role" json:"role"` // system | user | assistant | tool
+	Content string `yaml:"content,omitempty" json:"content,omitempty"`
+	// ContentFile and ContentSize replace Content in a state file when the store moved a large
+	// content beside it (as ToolCallResult's OutputFile does); in memory they are empty.
+	ContentFile string    `yaml:"content_file,omitempty" json:"content_file,omitempty"`
+	ContentSize int64     `yaml:"content_size,omitempty" json:"content_size,omitempty"`
+	ToolCalls   []CallRef `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	ToolCallID  string    `yaml:"tool_call_id,omitempty" json:"tool_call_id,omitempty"`
+	Name        string    `yaml:"name,omitempty" json:"name,omitempty"`
+	IsError     bool      `yaml:"is_error,omitempty" json:"is_error,omitempty"`
 }
 
 // CallRef is a tool call inside a message: the model's request.

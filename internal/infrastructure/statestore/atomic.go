@@ -1,13 +1,13 @@
 package statestore
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // Modes of everything the store creates: run records may hold secrets a tool printed.
@@ -21,9 +21,10 @@ const (
 const tempSuffix = ".tmp"
 
 // writeAtomic replaces dir/name with the concatenation of parts: it writes a temporary file in
-// dir, flushes it to disk and renames it over the target, so a crash leaves either the old or
-// the new file. The caller syncs dir afterwards to make the rename itself durable.
-func writeAtomic(dir, name string, parts ...string) (err error) {
+// dir, flushes it to disk (unless flush is false, which only benchmarks ask for) and renames
+// it over the target, so a crash leaves either the old or the new file. The caller syncs dir
+// afterwards to make the rename itself durable.
+func writeAtomic(dir, name string, flush bool, parts ...string) (err error) {
 	f, err := os.CreateTemp(dir, "."+name+".*"+tempSuffix) // CreateTemp uses mode 0600
 	if err != nil {
 		return fmt.Errorf("create temporary file for %s: %w", name, err)
@@ -37,8 +38,10 @@ func writeAtomic(dir, name string, parts ...string) (err error) {
 	if err := writeParts(f, parts); err != nil {
 		return fmt.Errorf("write %s: %w", f.Name(), err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	if flush {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", f.Name(), err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", f.Name(), err)
@@ -50,26 +53,30 @@ func writeAtomic(dir, name string, parts ...string) (err error) {
 	return nil
 }
 
-// writeParts writes parts to f in few system calls: joined if they are small, else through a
-// buffer.
+// writeParts writes parts to f in one system call, joined in a buffer that is kept for the
+// next file: a state file is rewritten at every tool call, and is made of many parts.
 func writeParts(f *os.File, parts []string) error {
-	const bufSize = 64 << 10
-	size := 0
-	for _, p := range parts {
-		size += len(p)
-	}
-	if len(parts) == 1 || size <= bufSize {
-		_, err := f.WriteString(strings.Join(parts, ""))
+	if len(parts) == 1 {
+		_, err := f.WriteString(parts[0])
 		return err
 	}
-	w := bufio.NewWriterSize(f, bufSize)
+	bp := writeBufs.Get().(*[]byte)
+	buf := (*bp)[:0]
 	for _, p := range parts {
-		if _, err := w.WriteString(p); err != nil {
-			return err
-		}
+		buf = append(buf, p...)
 	}
-	return w.Flush()
+	_, err := f.Write(buf)
+	if cap(buf) <= maxKeptBuf {
+		*bp = buf
+		writeBufs.Put(bp)
+	}
+	return err
 }
+
+// writeBufs holds the buffers of writeParts; one larger than maxKeptBuf is not kept.
+var writeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxKeptBuf = 16 << 20
 
 // syncDir flushes a directory's entries, making renames and creations in it durable.
 // Windows cannot open a directory for syncing, and its renames need no such step.

@@ -101,3 +101,102 @@ func newStoreB(b *testing.B) *Store {
 	b.ReportAllocs()
 	return s
 }
+
+// agentRun is a running run with one agent step that has made n tool calls, each with small
+// arguments and a 200-byte output, and 2n conversation messages: the model's request and the
+// tool's reply for each call.
+func agentRun(n int) *state.RunState {
+	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	run := &state.RunState{ID: "agent", Workflow: "bench", WorkflowFile: "bench.yaml", Status: state.Running,
+		Inputs: map[string]any{"feature": "benchmark\nthe store\n"}, StartedAt: start, UpdatedAt: start}
+	st := run.Step("implement")
+	st.Status, st.StartedAt = state.Running, &start
+	st.Conversation = &state.Conversation{}
+	for i := range n {
+		beginAgentCall(st, i)
+		finishAgentCall(st, i)
+	}
+	return run
+}
+
+// beginAgentCall records call i in flight, after the model's message that asked for it.
+func beginAgentCall(st *state.StepState, i int) {
+	id, path := fmt.Sprintf("call_%d", i), fmt.Sprintf("src/pkg%d/file.go", i)
+	st.Conversation.Turns++
+	st.Conversation.Messages = append(st.Conversation.Messages, state.Message{Role: "assistant",
+		ToolCalls: []state.CallRef{{ID: id, Name: "read_file", Arguments: `{"path":"` + path + `"}`}}})
+	st.ToolCalls = append(st.ToolCalls, state.ToolCallRecord{ID: id, Tool: "read_file",
+		Arguments: map[string]any{"path": path}, InFlight: true})
+}
+
+// finishAgentCall records the result of call i and the message that gives it to the model.
+func finishAgentCall(st *state.StepState, i int) {
+	out := agentOutput(i)
+	res := state.ToolCallResult{Success: true, Output: out, DurationMs: 2}
+	c := &st.ToolCalls[len(st.ToolCalls)-1]
+	c.Result, c.InFlight = &res, false
+	if st.ToolStats == nil {
+		st.ToolStats = &state.ToolStats{}
+	}
+	st.ToolStats.Add(res)
+	if st.Tokens == nil {
+		st.Tokens = &state.Tokens{}
+	}
+	st.Tokens.Add(state.Tokens{Input: 120, Output: 30, Total: 150})
+	st.Conversation.Messages = append(st.Conversation.Messages, state.Message{Role: "tool",
+		ToolCallID: c.ID, Name: "read_file", Content: out})
+}
+
+// agentOutput is a 200-byte output of four lines.
+func agentOutput(i int) string {
+	line := fmt.Sprintf("output of call %d ", i)
+	line += strings.Repeat(".", 49-len(line)) + "\n"
+	return strings.Repeat(line, 4)
+}
+
+// BenchmarkSaveAgentStep measures one Save of a run whose agent step has made about n tool
+// calls, as the agent loop saves it: alternately with a new call in flight and with its
+// result. The step stays at n calls: after the result is saved, the call is taken back and
+// made again under another id, so every Save changes the step's last one or two records.
+// "sync" includes the fsyncs of the file and directory, "nosync" leaves them out.
+func BenchmarkSaveAgentStep(b *testing.B) {
+	for _, n := range []int{100, 2000} {
+		for _, sync := range []bool{true, false} {
+			name := fmt.Sprintf("calls=%d/sync", n)
+			if !sync {
+				name = fmt.Sprintf("calls=%d/nosync", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				s := newStoreB(b)
+				s.noSync = !sync
+				run := agentRun(n - 1)
+				st := run.States["implement"]
+				if err := s.Save(b.Context(), run); err != nil {
+					b.Fatal(err)
+				}
+				i := n - 1
+				for b.Loop() {
+					if st.ToolCalls[len(st.ToolCalls)-1].InFlight {
+						finishAgentCall(st, i)
+					} else {
+						if len(st.ToolCalls) == n {
+							st.ToolCalls = st.ToolCalls[:n-1]
+							st.Conversation.Messages = st.Conversation.Messages[:2*(n-1)]
+						}
+						i++
+						beginAgentCall(st, i)
+					}
+					run.UpdatedAt = run.UpdatedAt.Add(time.Millisecond)
+					if err := s.Save(b.Context(), run); err != nil {
+						b.Fatal(err)
+					}
+				}
+				fi, err := os.Stat(s.Path(run.ID))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(fi.Size()), "state-bytes")
+			})
+		}
+	}
+}

@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,23 +11,18 @@ import (
 )
 
 // runEncoder writes a run's state file, reusing the YAML of every step that has not changed
-// since the last encoding, and of the step order when steps were only appended to it. go-yaml
-// spends about a quarter of a millisecond per step, so without this a Save at the thousandth
-// step would cost a quarter of a second; with it, a Save encodes the run's head and the steps
-// that changed, and compares the others with a copy of what they were. The output is byte for
-// byte what encodeYAML gives for the whole run (a test checks). Not safe for concurrent use:
-// each run has one, used under the run's lock.
+// since the last encoding, of every tool call and message of a step that has (see
+// stepEncoder), and of the step order when steps were only appended to it. Even written by
+// emit, a step or a tool call costs microseconds (a quarter of a millisecond with go-yaml),
+// and an agent step is saved twice per tool call; so a Save encodes the run's head and what
+// changed, and compares the rest with a copy of what it was. The output is byte for byte what
+// encodeYAML gives for the whole run (tests check). Not safe for concurrent use: each run has
+// one, used under the run's lock.
 type runEncoder struct {
-	steps map[string]encodedStep
+	steps map[string]*stepEncoder
 	order []string // the order last encoded, and its YAML items
 	items string
-}
-
-// encodedStep is one step's YAML as it appears under "states:", and a deep copy of the value
-// it was encoded from.
-type encodedStep struct {
-	was  *state.StepState
-	yaml string
+	parts int // the number of pieces of the last document
 }
 
 // emptyStates and emptyOrder are how go-yaml writes a run whose States and Order are nil: the
@@ -42,7 +38,7 @@ const (
 func (e *runEncoder) encode(run *state.RunState) ([]string, error) {
 	head := *run
 	head.States, head.Order = nil, nil
-	doc, err := encodeYAML(&head)
+	doc, err := emit(&head)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +47,8 @@ func (e *runEncoder) encode(run *state.RunState) ([]string, error) {
 	if atStates <= 0 || atOrder <= atStates {
 		return nil, fmt.Errorf("encode: no %q and %q lines in the YAML of the run", emptyStates, emptyOrder)
 	}
-	parts := []string{doc[:atStates]}
+	parts := make([]string, 1, e.parts+8)
+	parts[0] = doc[:atStates]
 	parts, err = e.encodeStates(parts, run.States)
 	if err != nil {
 		return nil, err
@@ -61,7 +58,9 @@ func (e *runEncoder) encode(run *state.RunState) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(parts, order, doc[atOrder+len(emptyOrder):]), nil
+	parts = append(parts, order, doc[atOrder+len(emptyOrder):])
+	e.parts = len(parts)
+	return parts, nil
 }
 
 // encodeStates appends the "states:" entry of the document to parts.
@@ -75,20 +74,18 @@ func (e *runEncoder) encodeStates(parts []string, states map[string]*state.StepS
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	next := make(map[string]encodedStep, len(names))
+	next := make(map[string]*stepEncoder, len(names))
 	parts = append(parts, statesKey+"\n")
 	for _, name := range names {
-		st := states[name]
-		enc, ok := e.steps[name]
-		if !ok || !equal(reflect.ValueOf(enc.was), reflect.ValueOf(st)) {
-			text, err := encodeYAML(map[string]*state.StepState{name: st})
-			if err != nil {
-				return nil, fmt.Errorf("encode step %q: %w", name, err)
-			}
-			enc = encodedStep{was: deepCopy(st), yaml: indent(text)}
+		enc := e.steps[name]
+		if enc == nil {
+			enc = &stepEncoder{}
+		}
+		var err error
+		if parts, err = enc.encode(parts, name, states[name]); err != nil {
+			return nil, err
 		}
 		next[name] = enc
-		parts = append(parts, enc.yaml)
 	}
 	e.steps = next
 	return parts, nil
@@ -106,7 +103,7 @@ func (e *runEncoder) encodeOrder(order []string) (string, error) {
 		known, e.items = 0, ""
 	}
 	if known < len(order) {
-		text, err := encodeYAML(order[known:])
+		text, err := emit(order[known:])
 		if err != nil {
 			return "", fmt.Errorf("encode order: %w", err)
 		}
@@ -120,12 +117,15 @@ func (e *runEncoder) encodeOrder(order []string) (string, error) {
 func (e *runEncoder) forget() { *e = runEncoder{} }
 
 // indent puts two spaces before every non-empty line of text.
-func indent(text string) string {
+func indent(text string) string { return indentBy(text, "  ") }
+
+// indentBy puts prefix before every non-empty line of text.
+func indentBy(text, prefix string) string {
 	var b strings.Builder
-	b.Grow(len(text) + 2*strings.Count(text, "\n"))
+	b.Grow(len(text) + len(prefix)*strings.Count(text, "\n"))
 	for line := range strings.Lines(text) {
 		if line != "\n" {
-			b.WriteString("  ")
+			b.WriteString(prefix)
 		}
 		b.WriteString(line)
 	}
@@ -136,8 +136,8 @@ func indent(text string) string {
 // caller changing its run in place cannot change the copy. Strings are shared: they cannot
 // change.
 func deepCopy[T any](v T) T {
-	c := copyValue(reflect.ValueOf(&v).Elem())
-	return c.Interface().(T)
+	c, _ := copyValue(reflect.ValueOf(&v).Elem()).Interface().(T) // not ok only for a nil interface
+	return c
 }
 
 // equal reports whether a and b hold the same value, as reflect.DeepEqual does for the acyclic
@@ -201,7 +201,7 @@ func equal(a, b reflect.Value) bool {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return a.Uint() == b.Uint()
 	case reflect.Float32, reflect.Float64:
-		return a.Float() == b.Float()
+		return math.Float64bits(a.Float()) == math.Float64bits(b.Float()) // -0 is not written as 0
 	}
 	return false // funcs, channels and the like are never encoded the same twice
 }

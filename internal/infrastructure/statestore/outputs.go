@@ -15,12 +15,15 @@ import (
 )
 
 // Large outputs live in <dir>/<run-id>/ as files named after their step and tool call:
-// "<step>.output" and "<step>.<call-id>.output". A changed output is written under the other
-// of two names, the key or the key with ".1" appended, so the file the committed state file
-// refers to is never overwritten: a crash before the new state file is renamed into place
-// leaves the old state with its old output. The file it replaces is deleted after the commit.
+// "<step>.output" and "<step>.<call-id>.output"; large contents of conversation messages (a
+// tool's reply repeats its output) as "<step>.message-<index>.content". A changed output is
+// written under the other of two names, the key or the key with ".1" appended, so the file
+// the committed state file refers to is never overwritten: a crash before the new state file
+// is renamed into place leaves the old state with its old output. The file it replaces is
+// deleted after the commit.
 const (
 	outputExt  = ".output"
+	contentExt = ".content"
 	altSuffix  = ".1"
 	maxNameLen = 100 // bytes of a name component before it is shortened with a hash
 )
@@ -66,13 +69,33 @@ type externalizer struct {
 	old       map[string]blob // what the last commit wrote, by key
 	next      map[string]blob // what this one refers to
 	writes    []pendingWrite
+	seen      map[string]*seenTexts // by step; kept from Save to Save
 }
+
+// seenTexts are the outputs of a step's tool calls and the contents of its messages, by
+// position, that were last found to stay in the state file. A Save looks at every one of
+// them: comparing a string with itself is free, checking that it is valid UTF-8 is a pass
+// over it, so a Save does not check the texts of every earlier tool call again.
+type seenTexts struct{ outputs, contents []string }
 
 // large reports whether an output goes to a file: above the threshold, or not valid UTF-8
 // (YAML cannot hold such text exactly). Validity is checked only below the threshold, so the
 // cost of a Save does not grow with the size of outputs already written.
 func (x *externalizer) large(s string) bool {
 	return len(s) > x.threshold || !utf8.ValidString(s)
+}
+
+// stays reports whether the text at position i of a list, whose texts found to stay last
+// time are seen, stays in the state file; !large(s), remembered.
+func (x *externalizer) stays(seen []string, i int, s string) bool {
+	if seen[i] == s {
+		return true
+	}
+	if x.large(s) {
+		return false
+	}
+	seen[i] = s
+	return true
 }
 
 // run returns a shallow copy of r in which only the steps with large outputs are copied.
@@ -89,53 +112,114 @@ func (x *externalizer) run(r *state.RunState) *state.RunState {
 }
 
 func (x *externalizer) step(name string, st *state.StepState) *state.StepState {
-	if st == nil || !x.stepNeedsCopy(st) {
+	if st == nil {
+		return nil
+	}
+	var msgs []state.Message
+	if st.Conversation != nil {
+		msgs = st.Conversation.Messages
+	}
+	seen := x.seenOf(name, len(st.ToolCalls), len(msgs))
+	copyCalls := x.callsNeedCopy(st.ToolCalls, seen.outputs)
+	copyMsgs := x.messagesNeedCopy(msgs, seen.contents)
+	if !copyCalls && !copyMsgs && !x.large(st.Output) && st.OutputFile == "" && st.OutputSize == 0 {
 		return st
 	}
 	sc := *st
-	sc.OutputFile, sc.OutputSize = "", 0
-	if x.large(st.Output) {
-		sc.OutputFile, sc.OutputSize = x.blob(stepKey(name), st.Output), int64(len(st.Output))
-		sc.Output = ""
+	sc.Output, sc.OutputFile, sc.OutputSize = x.content(stepKey(name), st.Output)
+	if copyCalls {
+		sc.ToolCalls = x.calls(name, st.ToolCalls, seen.outputs)
 	}
-	if !x.callsNeedCopy(st.ToolCalls) {
-		return &sc
-	}
-	sc.ToolCalls = make([]state.ToolCallRecord, len(st.ToolCalls))
-	names := callNames(st.ToolCalls)
-	for i, c := range st.ToolCalls {
-		sc.ToolCalls[i] = c
-		if c.Result == nil || !x.resultNeedsCopy(c.Result) {
-			continue
-		}
-		rc := *c.Result
-		rc.OutputFile, rc.OutputSize = "", 0
-		if x.large(rc.Output) {
-			rc.OutputFile, rc.OutputSize = x.blob(callKey(name, names[i]), rc.Output), int64(len(rc.Output))
-			rc.Output = ""
-		}
-		sc.ToolCalls[i].Result = &rc
+	if copyMsgs {
+		conv := *st.Conversation
+		conv.Messages = x.messages(name, msgs, seen.contents)
+		sc.Conversation = &conv
 	}
 	return &sc
 }
 
-// stepNeedsCopy reports whether a step's record differs in the file: a large output, or
-// OutputFile fields (owned by the store) to clear.
-func (x *externalizer) stepNeedsCopy(st *state.StepState) bool {
-	return x.large(st.Output) || st.OutputFile != "" || st.OutputSize != 0 || x.callsNeedCopy(st.ToolCalls)
+// seenOf returns the texts seen of step name, sized for its lists.
+func (x *externalizer) seenOf(name string, calls, msgs int) *seenTexts {
+	seen := x.seen[name]
+	if seen == nil {
+		seen = &seenTexts{}
+		x.seen[name] = seen
+	}
+	seen.outputs = resize(seen.outputs, calls)
+	seen.contents = resize(seen.contents, msgs)
+	return seen
 }
 
-func (x *externalizer) callsNeedCopy(calls []state.ToolCallRecord) bool {
-	for _, c := range calls {
-		if c.Result != nil && x.resultNeedsCopy(c.Result) {
+func resize(s []string, n int) []string {
+	if n <= len(s) {
+		return s[:n]
+	}
+	return append(s, make([]string, n-len(s))...)
+}
+
+// calls returns a copy of a step's tool calls with large outputs moved to files.
+func (x *externalizer) calls(step string, calls []state.ToolCallRecord, seen []string) []state.ToolCallRecord {
+	out := make([]state.ToolCallRecord, len(calls))
+	names := callNames(calls)
+	for i, c := range calls {
+		out[i] = c
+		if c.Result == nil || !x.resultNeedsCopy(c.Result, seen, i) {
+			continue
+		}
+		rc := *c.Result
+		rc.Output, rc.OutputFile, rc.OutputSize = x.content(callKey(step, names[i]), rc.Output)
+		out[i].Result = &rc
+	}
+	return out
+}
+
+// messages returns a copy of a conversation's messages with large contents moved to files.
+func (x *externalizer) messages(step string, msgs []state.Message, seen []string) []state.Message {
+	out := make([]state.Message, len(msgs))
+	for i, m := range msgs {
+		if x.messageNeedsCopy(&m, seen, i) {
+			m.Content, m.ContentFile, m.ContentSize = x.content(messageKey(step, i), m.Content)
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// content returns what a record holds in the state file for a text: the text itself, or, if
+// it is large, no text and the file that holds it under key with its size.
+func (x *externalizer) content(key, text string) (string, string, int64) {
+	if !x.large(text) {
+		return text, "", 0
+	}
+	return "", x.blob(key, text), int64(len(text))
+}
+
+// callsNeedCopy and messagesNeedCopy report whether a step's list differs in the file: a
+// large text, or OutputFile and ContentFile fields (owned by the store) to clear.
+func (x *externalizer) callsNeedCopy(calls []state.ToolCallRecord, seen []string) bool {
+	for i, c := range calls {
+		if c.Result != nil && x.resultNeedsCopy(c.Result, seen, i) {
 			return true
 		}
 	}
 	return false
 }
 
-func (x *externalizer) resultNeedsCopy(r *state.ToolCallResult) bool {
-	return x.large(r.Output) || r.OutputFile != "" || r.OutputSize != 0
+func (x *externalizer) resultNeedsCopy(r *state.ToolCallResult, seen []string, i int) bool {
+	return !x.stays(seen, i, r.Output) || r.OutputFile != "" || r.OutputSize != 0
+}
+
+func (x *externalizer) messagesNeedCopy(msgs []state.Message, seen []string) bool {
+	for i := range msgs {
+		if x.messageNeedsCopy(&msgs[i], seen, i) {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *externalizer) messageNeedsCopy(m *state.Message, seen []string, i int) bool {
+	return !x.stays(seen, i, m.Content) || m.ContentFile != "" || m.ContentSize != 0
 }
 
 // blob returns the file that holds content under key, scheduling a write unless the last
@@ -156,11 +240,16 @@ func (x *externalizer) blob(key, content string) string {
 	return b.file
 }
 
-// stepKey and callKey name the files of large outputs. Name components are escaped, so a
-// "." separates them unambiguously.
+// stepKey, callKey and messageKey name the files of large outputs and message contents. Name
+// components are escaped, so a "." separates them unambiguously, and the extensions keep
+// messages apart from tool calls whatever their ids.
 func stepKey(step string) string { return component(step) + outputExt }
 
 func callKey(step, call string) string { return component(step) + "." + call + outputExt }
+
+func messageKey(step string, i int) string {
+	return component(step) + ".message-" + strconv.Itoa(i) + contentExt
+}
 
 // callNames gives each tool call of a step a distinct file name component: its escaped id,
 // with "~<index>" added when the id is empty or repeated.
@@ -230,6 +319,15 @@ func (r *restorer) run(rs *state.RunState) error {
 			res := c.Result
 			if err := r.output(callKey(name, names[i]), &res.Output, &res.OutputFile, &res.OutputSize); err != nil {
 				return fmt.Errorf("output of step %q tool call %q: %w", name, c.ID, err)
+			}
+		}
+		if st.Conversation == nil {
+			continue
+		}
+		for i := range st.Conversation.Messages {
+			m := &st.Conversation.Messages[i]
+			if err := r.output(messageKey(name, i), &m.Content, &m.ContentFile, &m.ContentSize); err != nil {
+				return fmt.Errorf("content of step %q message %d: %w", name, i, err)
 			}
 		}
 	}

@@ -50,6 +50,7 @@ type Store struct {
 	runs map[string]*runEntry
 
 	beforeRestore func()       // a test hook: runs between reading a state file and its outputs
+	noSync        bool         // a benchmark switch: no fsync of files and directories
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
 }
 
@@ -61,7 +62,8 @@ type runEntry struct {
 	mu    sync.Mutex
 	blobs map[string]blob
 	enc   runEncoder
-	swept bool // leftovers of crashed processes have been deleted
+	seen  map[string]*seenTexts // texts known to stay in the state file; see externalizer
+	swept bool                  // leftovers of crashed processes have been deleted
 	// durable is set once the state file's directory entry has been synced; see needsDirSync.
 	durable bool
 }
@@ -149,7 +151,10 @@ func (s *Store) Save(ctx context.Context, run *state.RunState) error {
 }
 
 func (s *Store) save(run *state.RunState, e *runEntry) error {
-	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}}
+	if e.seen == nil {
+		e.seen = map[string]*seenTexts{}
+	}
+	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}, seen: e.seen}
 	doc, err := e.enc.encode(x.run(run))
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
@@ -163,19 +168,19 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 			return err
 		}
 		for _, w := range x.writes {
-			if err := writeAtomic(runDir, w.name, w.content); err != nil {
+			if err := writeAtomic(runDir, w.name, !s.noSync, w.content); err != nil {
 				return err
 			}
 		}
-		if err := syncDir(runDir); err != nil {
+		if err := s.syncDir(runDir); err != nil {
 			return err
 		}
 	}
-	if err := writeAtomic(s.dir, run.ID+stateExt, doc...); err != nil {
+	if err := writeAtomic(s.dir, run.ID+stateExt, !s.noSync, doc...); err != nil {
 		return err
 	}
 	if needsDirSync(run, e, x) {
-		if err := syncDir(s.dir); err != nil {
+		if err := s.syncDir(s.dir); err != nil {
 			return err
 		}
 		e.durable = true
@@ -183,6 +188,14 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	}
 	s.commit(run, e, x.next)
 	return nil
+}
+
+// syncDir syncs dir unless the store was made not to sync (in benchmarks).
+func (s *Store) syncDir(dir string) error {
+	if s.noSync {
+		return nil
+	}
+	return syncDir(dir)
 }
 
 // needsDirSync reports whether this save must sync the store directory, making the rename
@@ -223,6 +236,7 @@ func (s *Store) commit(run *state.RunState, e *runEntry, next map[string]blob) {
 			next[k] = b.forget()
 		}
 		e.enc.forget()
+		e.seen = nil
 	}
 	e.blobs = next
 	if !e.swept {

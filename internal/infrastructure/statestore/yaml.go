@@ -24,37 +24,37 @@ import (
 // document is built as an AST and the style of every string is decided here: a literal block
 // when literalSafe, plain when plainSafe, double quotes otherwise. Floats such as 1e+20, which
 // go-yaml writes but reads back as strings, get a decimal point.
+//
+// It defines the format; Saves use emit, which writes the same bytes without go-yaml.
 func encodeYAML(v any) (string, error) {
 	node, err := yaml.ValueToNode(v, yaml.UseLiteralStyleIfMultiline(true))
 	if err != nil {
 		return "", err
 	}
-	ast.Walk(&fixer{plain: map[string]bool{}}, node)
+	ast.Walk(&fixer{}, node)
 	return node.String() + "\n", nil
 }
 
 // fixer sets the style of every string node and the spelling of every float node.
-type fixer struct {
-	plain map[string]bool // plainSafe of short strings: keys and enum values repeat a lot
-}
+type fixer struct{}
 
 func (f *fixer) Visit(node ast.Node) ast.Visitor {
 	switch n := node.(type) {
 	case *ast.MappingValueNode:
 		if key, ok := n.Key.(*ast.StringNode); ok {
-			f.setStyle(key, false)
+			setStyle(key, false)
 		}
 	case *ast.StringNode:
-		f.setStyle(n, true)
+		setStyle(n, true)
 	case *ast.FloatNode:
 		n.Token.Value = floatWithPoint(n.Token.Value)
 	}
 	return f
 }
 
-// setStyle recovers the string go-yaml encoded in n and chooses how it is printed. Nodes that
+// setStyle recovers the string go-yaml encoded in n and sets how it is printed. Nodes that
 // already carry a quoted token type were styled before (keys are visited twice).
-func (f *fixer) setStyle(n *ast.StringNode, blockOK bool) {
+func setStyle(n *ast.StringNode, blockOK bool) {
 	if n.Token.Type == token.DoubleQuoteType || n.Token.Type == token.SingleQuoteType {
 		return
 	}
@@ -68,31 +68,44 @@ func (f *fixer) setStyle(n *ast.StringNode, blockOK bool) {
 	}
 	n.Value = s
 	n.Token.Value = s
-	switch {
-	case strings.ContainsAny(s, "\r\n"):
-		if !blockOK || !literalSafe(s) {
-			n.Token.Type = token.DoubleQuoteType
-		}
-	case !f.plainSafe(s):
+	if stringStyle(s, blockOK) == quotedStyle {
 		n.Token.Type = token.DoubleQuoteType
 	}
 }
 
-func (f *fixer) plainSafe(s string) bool {
-	if len(s) > 64 {
-		return plainSafe(s)
+// style is how a string is written: go-yaml prints a plain string that holds a line break as
+// a literal block.
+type style uint8
+
+const (
+	plainStyle style = iota
+	quotedStyle
+	literalStyle
+)
+
+// stringStyle chooses how s is written: a literal block when blockOK and literalSafe, plain
+// when plainSafe, double quotes otherwise. Keys are never blocks.
+func stringStyle(s string, blockOK bool) style {
+	switch {
+	case strings.ContainsAny(s, "\r\n"):
+		if blockOK && literalSafe(s) {
+			return literalStyle
+		}
+		return quotedStyle
+	case !plainSafe(s):
+		return quotedStyle
 	}
-	safe, ok := f.plain[s]
-	if !ok {
-		safe = plainSafe(s)
-		f.plain[s] = safe
-	}
-	return safe
+	return plainStyle
 }
 
 // plainSafe reports whether s can be written as a plain scalar and read back as the same
 // string. It is stricter than YAML needs: when in doubt, quote.
 func plainSafe(s string) bool {
+	return s != "" && (plainWord(s) || plainChecked(s))
+}
+
+// plainChecked is plainSafe without its shortcut.
+func plainChecked(s string) bool {
 	if s == "" || s != strings.TrimSpace(s) {
 		return false
 	}
@@ -117,6 +130,35 @@ func plainSafe(s string) bool {
 	return !token.IsNeedQuoted(s) && token.New(s, s, &token.Position{}).Type == token.StringType
 }
 
+// plainWord is a quick yes for the common plain strings, for which go-yaml's checks (at the
+// end of plainSafe) take microseconds: an ASCII letter, then letters, digits, spaces, '_',
+// '.', '/' and '-', not ending with a space, no "- ", and none of the words YAML reads as null
+// or a boolean. Such a string is
+// neither a number nor a time (both start with a digit, a sign or a dot) and holds nothing
+// go-yaml quotes; a test checks that plainSafe's answer is the same with and without it.
+func plainWord(s string) bool {
+	if c := s[0]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			c == ' ' || c == '_' || c == '.' || c == '/' || c == '-') {
+			return false
+		}
+	}
+	return !strings.Contains(s, "- ") && !(len(s) <= 5 && yamlWords[s])
+}
+
+// yamlWords are the words that start with a letter and that go-yaml reads, or writes quoted
+// for YAML 1.1 readers, as null or a boolean.
+var yamlWords = map[string]bool{
+	"null": true, "Null": true, "NULL": true,
+	"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true,
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "n": true, "N": true, "no": true, "No": true, "NO": true,
+	"on": true, "On": true, "ON": true, "off": true, "Off": true, "OFF": true,
+}
+
 // literalSafe reports whether s, printed by go-yaml as a literal block, reads back unchanged:
 // printable text with "\n" line breaks and at least one line that is not blank, no line of
 // only blanks, a first line that starts with neither a space (it would be taken for
@@ -126,8 +168,12 @@ func literalSafe(s string) bool {
 	if !utf8.ValidString(s) {
 		return false
 	}
-	for _, r := range s {
-		if r != '\n' && r != '\t' && !unicode.IsPrint(r) {
+	for i, r := range s {
+		if c := s[i]; c < utf8.RuneSelf { // ASCII: unicode.IsPrint's answer, quicker
+			if c != '\n' && c != '\t' && (c < ' ' || c > '~') {
+				return false
+			}
+		} else if !unicode.IsPrint(r) {
 			return false
 		}
 	}

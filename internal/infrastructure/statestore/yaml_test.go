@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
@@ -119,4 +120,14 @@ func FuzzEncodeYAMLString(f *testing.F) {
 			t.Errorf("round trip of key %q = %q, %v\n%s", s, got, err, data)
 		}
 	})
+}
+
+func TestLiteralSafeCharacters(t *testing.T) {
+	for c := range rune(256) {
+		s := "a" + string(c) + "b\nc"
+		want := c == '\t' || c == '\n' || unicode.IsPrint(c)
+		if got := literalSafe(s); got != want {
+			t.Errorf("literalSafe(%q) = %v, want %v", s, got, want)
+		}
+	}
 }

@@ -127,7 +127,8 @@ func fullStep(exit *int) *state.StepState {
 	}
 }
 
-// bigStep has a 1 MB output and a 100 KB tool call output, more than a store keeps inline.
+// bigStep has a 1 MB output, a 100 KB tool call output and a message repeating it, more than
+// a store keeps inline.
 func bigStep() *state.StepState {
 	return &state.StepState{
 		Status: state.Completed, Output: bigText(1<<20, "step"),
@@ -137,6 +138,10 @@ func bigStep() *state.StepState {
 			{ID: "call_small", Tool: "shell", Arguments: map[string]any{},
 				Result: &state.ToolCallResult{Success: true, Output: "small\n", DurationMs: 1}},
 		},
+		// The tool's reply repeats its large output, as in conversation mode.
+		Conversation: &state.Conversation{Turns: 1, Messages: []state.Message{
+			{Role: "tool", ToolCallID: "call_big", Name: "shell", Content: bigText(100<<10, "call")},
+		}},
 	}
 }
 

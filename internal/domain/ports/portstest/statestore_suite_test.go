@@ -11,6 +11,7 @@ import (
 var storeOwned = map[string]bool{
 	"StepState.OutputFile": true, "StepState.OutputSize": true,
 	"ToolCallResult.OutputFile": true, "ToolCallResult.OutputSize": true,
+	"Message.ContentFile": true, "Message.ContentSize": true,
 }
 
 // TestFixtureFillsEveryField keeps the conformance suite complete: a field added to a state

@@ -1,0 +1,338 @@
+package statestore
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/awf-dev/awf/internal/domain/state"
+)
+
+// stepEncoder writes one step's YAML as it appears under "states:", reusing the YAML of every
+// tool call and conversation message that has not changed since the last encoding.
+//
+// An agent step is saved twice per tool call, and each save changes its counters and its last
+// record or two. So the step is encoded in pieces: its skeleton, the step with each of its two
+// lists replaced by a one-item placeholder, is encoded whenever it changes (it is small); each
+// record is encoded alone and kept with a copy of the record it was encoded from; the step's
+// YAML is the skeleton with the placeholders' text replaced by the records' YAML. A Save thus
+// costs a comparison per record, not an encoding, and its cost grows with the number of
+// records only by a copy of their text. The result is byte for byte what encodeYAML gives for
+// the whole step (tests check, on random sequences of changes).
+//
+// A skeleton in which a placeholder's text is not found exactly once (a value of the step
+// that holds the same text, or a go-yaml that prints nested lists otherwise) is encoded whole,
+// as if it had no lists: slower, never wrong.
+type stepEncoder struct {
+	was      *state.StepState // deep copy of the skeleton last encoded
+	skeleton string           // its YAML, or the whole step's if whole is set
+	whole    *state.StepState // deep copy of a step encoded whole, nil if encoded in pieces
+	// callAt and msgAt are the offsets of the placeholders' text in skeleton, -1 when absent.
+	callAt, msgAt int
+	calls         records[state.ToolCallRecord, savedCall]
+	msgs          records[state.Message, state.Message]
+}
+
+// records is the YAML of a list's items of type T, each with a copy of the item it was
+// encoded from, of type C.
+type records[T, C any] struct {
+	was  []C
+	yaml []string
+}
+
+// Indentation of the items of a step's lists in the state file: "states:" at 0, the step's
+// name at 2, its fields at 4 ("tool_calls:" and its items, "conversation:") and the
+// conversation's fields at 6 ("messages:" and its items). A go-yaml that indents otherwise
+// is detected: the placeholders are not found.
+const (
+	callIndent = "    "
+	msgIndent  = "      "
+)
+
+// placeholderID marks the placeholders. A value of a step holding their whole text is not
+// harmful, only slower: see stepEncoder.
+const placeholderID = "awf-statestore-placeholder-5d2c81f0"
+
+var (
+	callPlaceholder = []state.ToolCallRecord{{ID: placeholderID}}
+	msgPlaceholder  = []state.Message{{Role: placeholderID}}
+)
+
+// placeholderText is the YAML of each placeholder in a skeleton.
+var placeholderText = sync.OnceValues(func() ([2]string, error) {
+	call, err := encodeCall(callPlaceholder[0])
+	if err != nil {
+		return [2]string{}, err
+	}
+	msg, err := encodeMessage(msgPlaceholder[0])
+	return [2]string{call, msg}, err
+})
+
+// encode appends the YAML of step name to parts.
+func (s *stepEncoder) encode(parts []string, name string, st *state.StepState) ([]string, error) {
+	if s.whole != nil {
+		if equal(reflect.ValueOf(s.whole), reflect.ValueOf(st)) {
+			return append(parts, s.skeleton), nil
+		}
+		*s = stepEncoder{} // try the pieces again
+	}
+	texts, err := placeholderText()
+	if err != nil {
+		return nil, fmt.Errorf("encode placeholders: %w", err)
+	}
+	sk := skeletonOf(st)
+	if s.skeleton == "" || !equal(reflect.ValueOf(s.was), reflect.ValueOf(sk)) {
+		text, err := emit(map[string]*state.StepState{name: sk})
+		if err != nil {
+			return nil, fmt.Errorf("encode step %q: %w", name, err)
+		}
+		s.skeleton, s.was = indent(text), deepCopy(sk)
+		hasCalls := sk != nil && len(sk.ToolCalls) > 0
+		hasMsgs := sk != nil && sk.Conversation != nil && len(sk.Conversation.Messages) > 0
+		s.callAt, s.msgAt = findOnce(s.skeleton, texts[0], hasCalls), findOnce(s.skeleton, texts[1], hasMsgs)
+		if s.callAt == notOnce || s.msgAt == notOnce {
+			return s.encodeWhole(parts, name, st)
+		}
+	}
+	var calls []state.ToolCallRecord
+	var msgs []state.Message
+	if st != nil {
+		calls = st.ToolCalls
+		if st.Conversation != nil {
+			msgs = st.Conversation.Messages
+		}
+	}
+	if err := s.calls.update(calls, sameCall, saveCall, encodeCall); err != nil {
+		return nil, fmt.Errorf("encode step %q: %w", name, err)
+	}
+	if err := s.msgs.update(msgs, sameMessage, cloneMessage, encodeMessage); err != nil {
+		return nil, fmt.Errorf("encode step %q: %w", name, err)
+	}
+	return s.splice(parts, texts), nil
+}
+
+// encodeWhole encodes the step in one piece, for a skeleton in which the placeholders were not
+// found, and keeps it until the step changes.
+func (s *stepEncoder) encodeWhole(parts []string, name string, st *state.StepState) ([]string, error) {
+	text, err := emit(map[string]*state.StepState{name: st})
+	if err != nil {
+		return nil, fmt.Errorf("encode step %q: %w", name, err)
+	}
+	*s = stepEncoder{whole: deepCopy(st), skeleton: indent(text)}
+	return append(parts, s.skeleton), nil
+}
+
+// splice appends the skeleton to parts with its placeholders replaced by the lists' items.
+func (s *stepEncoder) splice(parts []string, texts [2]string) []string {
+	type cut struct {
+		at, n int
+		items []string
+	}
+	cuts := make([]cut, 0, 2)
+	if s.callAt >= 0 {
+		cuts = append(cuts, cut{s.callAt, len(texts[0]), s.calls.yaml})
+	}
+	if s.msgAt >= 0 {
+		cuts = append(cuts, cut{s.msgAt, len(texts[1]), s.msgs.yaml})
+	}
+	if len(cuts) == 2 && cuts[1].at < cuts[0].at {
+		cuts[0], cuts[1] = cuts[1], cuts[0]
+	}
+	pos := 0
+	for _, c := range cuts {
+		parts = append(parts, s.skeleton[pos:c.at])
+		parts = append(parts, c.items...)
+		pos = c.at + c.n
+	}
+	return append(parts, s.skeleton[pos:])
+}
+
+// skeletonOf returns a shallow copy of st in which non-empty lists of tool calls and of
+// messages are replaced by the placeholders, or st itself if it has none.
+func skeletonOf(st *state.StepState) *state.StepState {
+	if st == nil || len(st.ToolCalls) == 0 && (st.Conversation == nil || len(st.Conversation.Messages) == 0) {
+		return st
+	}
+	sk := *st
+	if len(st.ToolCalls) > 0 {
+		sk.ToolCalls = callPlaceholder
+	}
+	if st.Conversation != nil && len(st.Conversation.Messages) > 0 {
+		c := *st.Conversation
+		c.Messages = msgPlaceholder
+		sk.Conversation = &c
+	}
+	return &sk
+}
+
+// notOnce is findOnce's answer for a text that is not found exactly once.
+const notOnce = -2
+
+// findOnce returns the offset of the only occurrence of text in doc, which must start a line;
+// -1 if want is false (the text is not expected), notOnce if there is not exactly one.
+func findOnce(doc, text string, want bool) int {
+	if !want {
+		return -1
+	}
+	at := strings.Index(doc, text)
+	if at <= 0 || doc[at-1] != '\n' || strings.Contains(doc[at+1:], text) {
+		return notOnce
+	}
+	return at
+}
+
+// update makes r the YAML of items, encoding those that differ from the copies r holds.
+func (r *records[T, C]) update(items []T, same func(*C, *T) bool, save func(T) C,
+	enc func(T) (string, error)) error {
+	if len(items) < len(r.was) {
+		r.was, r.yaml = r.was[:len(items)], r.yaml[:len(items)]
+	}
+	for i := range items {
+		if i < len(r.was) && same(&r.was[i], &items[i]) {
+			continue
+		}
+		text, err := enc(items[i])
+		if err != nil {
+			return err
+		}
+		if i < len(r.was) {
+			r.was[i], r.yaml[i] = save(items[i]), text
+		} else {
+			r.was, r.yaml = append(r.was, save(items[i])), append(r.yaml, text)
+		}
+	}
+	return nil
+}
+
+// encodeCall and encodeMessage give the YAML of one item of a step's lists, indented as it
+// appears in the state file.
+func encodeCall(c state.ToolCallRecord) (string, error) {
+	text, err := emit([]state.ToolCallRecord{c})
+	if err != nil {
+		return "", fmt.Errorf("encode tool call %q: %w", c.ID, err)
+	}
+	return indentBy(text, callIndent), nil
+}
+
+func encodeMessage(m state.Message) (string, error) {
+	text, err := emit([]state.Message{m})
+	if err != nil {
+		return "", fmt.Errorf("encode %s message: %w", m.Role, err)
+	}
+	return indentBy(text, msgIndent), nil
+}
+
+// savedCall is a copy of a tool call record, its arguments kept as keys and values: looking
+// keys up in a map is several times faster than ranging over it.
+type savedCall struct {
+	rec     state.ToolCallRecord // without Arguments
+	nilArgs bool
+	keys    []string
+	values  []any
+}
+
+// saveCall copies a record deeply enough that changing the original in place cannot change
+// the copy.
+func saveCall(c state.ToolCallRecord) savedCall {
+	sc := savedCall{rec: c, nilArgs: c.Arguments == nil}
+	sc.rec.Arguments = nil
+	if c.Result != nil {
+		r := *c.Result
+		sc.rec.Result = &r
+	}
+	for k, v := range c.Arguments {
+		sc.keys = append(sc.keys, k)
+		sc.values = append(sc.values, deepCopy(v))
+	}
+	return sc
+}
+
+// sameCall reports whether a record encodes as the copy saved of another. It runs for every
+// call of a step at every Save, so it compares field by field, without reflection; a test
+// checks that it notices a change in any field.
+func sameCall(saved *savedCall, c *state.ToolCallRecord) bool {
+	a := &saved.rec
+	if a.ID != c.ID || a.Tool != c.Tool || a.InFlight != c.InFlight {
+		return false
+	}
+	if a.Result == nil || c.Result == nil {
+		if a.Result != c.Result {
+			return false
+		}
+	} else if *a.Result != *c.Result {
+		return false
+	}
+	if saved.nilArgs != (c.Arguments == nil) || len(saved.keys) != len(c.Arguments) {
+		return false
+	}
+	for i, k := range saved.keys {
+		if v, ok := c.Arguments[k]; !ok || !sameValue(saved.values[i], v) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameMessage reports whether two messages encode the same; see sameCall.
+func sameMessage(a, b *state.Message) bool {
+	return a.Role == b.Role && a.Content == b.Content && a.ContentFile == b.ContentFile &&
+		a.ContentSize == b.ContentSize && a.ToolCallID == b.ToolCallID && a.Name == b.Name &&
+		a.IsError == b.IsError && slices.Equal(a.ToolCalls, b.ToolCalls)
+}
+
+func cloneMessage(m state.Message) state.Message {
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	return m
+}
+
+// sameMap and sameValue compare the JSON-like values of tool call arguments: typed fast paths
+// for what decoded JSON holds, equal for anything else.
+func sameMap(a, b map[string]any) bool {
+	if (a == nil) != (b == nil) || len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok || !sameValue(av, bv) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && math.Float64bits(x) == math.Float64bits(y) // -0 is not written as 0
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && sameMap(x, y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || (x == nil) != (y == nil) || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return equal(reflect.ValueOf(a), reflect.ValueOf(b))
+}
