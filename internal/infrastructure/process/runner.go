@@ -53,6 +53,9 @@ type Config struct {
 	// SandboxReport says what this machine enforces, for requests with a policy; nil means
 	// sandbox.Probe. Tests pass a weakened report (sandbox.Report.Without). [sandbox]
 	SandboxReport func() sandbox.Report
+	// Proxy returns the loopback port of the filtering proxy for a host allowlist (started on
+	// first use); nil leaves an allowlist without network. See internal/infrastructure/netproxy.
+	Proxy func(hosts []string) (port int, err error)
 }
 
 // Runner runs scripts through the helper process. It is safe for concurrent use: each Run has

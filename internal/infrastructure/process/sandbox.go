@@ -45,6 +45,12 @@ func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunc
 	if err != nil {
 		return nil, err
 	}
+	if n := &spec.Network; n.Mode == sandbox.NetworkAllowlist && len(n.Hosts) > 0 && r.cfg.Proxy != nil {
+		// The allowed hosts are reached through the awf-side filtering proxy only.
+		if n.ProxyPort, err = r.cfg.Proxy(n.Hosts); err != nil {
+			return nil, fault.Wrap(fault.System, fmt.Errorf("sandbox: filtering proxy: %w", err))
+		}
+	}
 	base := req.BaseEnv
 	if base == nil {
 		base = r.cfg.BaseEnv

@@ -16,6 +16,7 @@ import (
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
 	"github.com/awf-dev/awf/internal/infrastructure/container"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
+	"github.com/awf-dev/awf/internal/infrastructure/netproxy"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
 	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
@@ -93,7 +94,9 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	procs := &container.Selector{Process: process.New(process.Config{}), Container: container.Config{WorkDir: workDir, Log: f.Log()}}
+	proxies := &netproxy.Pool{}
+	f.Cleanup = append(f.Cleanup, func() { proxies.Close() })
+	procs := &container.Selector{Process: process.New(process.Config{Proxy: proxies.Port}), Container: container.Config{WorkDir: workDir, Log: f.Log()}}
 	f.Cleanup = append(f.Cleanup, func() { procs.Close() })
 	builtins, exec, err := builtinTools(wf, workDir, f.Templater(), toolEnv(f.Environ), procs)
 	if err != nil {
