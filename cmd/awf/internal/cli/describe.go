@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
+
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/application/registry"
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -14,7 +16,6 @@ import (
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/factory"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
 )
 
 // describe is Factory.Describe: for --dry-run, a registry of the tools a run of wf could reach
@@ -30,12 +31,11 @@ func (w *toolWiring) describe(wf *workflow.Workflow, workDir string, opts cmduti
 		return nil, nil, err
 	}
 	// Nothing runs: the process runner only completes the tools' configuration.
-	builtins, exec, err := builtinTools(wf, workDir, f.Templater(), toolEnv(f.Environ), process.New(process.Config{}))
+	builtins, workflowTools, err := toolwire.Sources(wf, workDir, f.Templater(), f.Environ, process.New(process.Config{}), nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := reg.Load(builtins,
-		command.Source{Specs: wf.Tools, Config: exec},
+	if _, err := reg.Load(builtins, workflowTools,
 		manifest.Project("."), manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)}); err != nil {
 		return nil, nil, err

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
+
 	"github.com/awf-dev/awf/cmd/awf/internal/approver"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/application/approval"
@@ -14,15 +16,8 @@ import (
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
-	"github.com/awf-dev/awf/internal/infrastructure/container"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
-	"github.com/awf-dev/awf/internal/infrastructure/netproxy"
-	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/file"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/httptool"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/shell"
 )
 
 // toolWiring holds what is built once per process for tools: the audit log (one appender)
@@ -80,8 +75,8 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 		return nil, err
 	}
 	gate, err := govern.New(govern.Deps{
-		Approval: flow, Policy: newPolicyReport(wf, workDir), Audit: log, Clock: ports.ClockFunc(nowFunc), Log: f.Log(),
-		Secrets: govern.SecretValues(wf.Sandbox, providerKeyEnvNames(f), f.Environ),
+		Approval: flow, Policy: toolwire.NewPolicyReport(wf, workDir), Audit: log, Clock: ports.ClockFunc(nowFunc), Log: f.Log(),
+		Secrets: govern.SecretValues(wf.Sandbox, keyEnvNames(f), f.Environ),
 	})
 	if err != nil {
 		return nil, err
@@ -94,16 +89,13 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	proxies := &netproxy.Pool{}
-	f.Cleanup = append(f.Cleanup, func() { proxies.Close() })
-	procs := &container.Selector{Process: process.New(process.Config{Proxy: proxies.Port}), Container: container.Config{WorkDir: workDir, Log: f.Log()}}
-	f.Cleanup = append(f.Cleanup, func() { procs.Close() })
-	builtins, exec, err := builtinTools(wf, workDir, f.Templater(), toolEnv(f.Environ), procs)
+	procs, stop := toolwire.Processes(workDir, f.Log())
+	f.Cleanup = append(f.Cleanup, stop)
+	builtins, workflowTools, err := toolwire.Sources(wf, workDir, f.Templater(), f.Environ, procs, nil)
 	if err != nil {
 		return nil, err
 	}
-	warnings, err := reg.Load(builtins,
-		command.Source{Specs: wf.Tools, Config: exec, Builtin: restricted(filePolicy(wf, workDir), webPolicy(wf))},
+	warnings, err := reg.Load(builtins, workflowTools,
 		manifest.Project("."), manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)},
 		mcpTools)
@@ -131,58 +123,8 @@ func intended(wf *workflow.Workflow, warnings workflow.Problems) workflow.Proble
 	return out
 }
 
-// builtinTools returns the built-in tools for workDir and the configuration command tools run
-// with: through procs (the sandboxed helper process, or a container when the policy says
-// backend: container), never in awf's own process.
-func builtinTools(wf *workflow.Workflow, workDir string, t ports.Templater, env []string, procs ports.ProcessRunner) (ports.StaticTools, command.Config, error) {
-	policy := wf.Sandbox
-	if policy == nil {
-		policy = &workflow.Policy{} // the documented defaults; nil would mean no sandbox at all
-	}
-	exec := command.Config{Process: procs, Templater: t, Dir: workDir, Policy: policy, BaseEnv: env,
-		Timeout: policy.Limits.Timeout, OutputLimit: policy.Limits.Output}
-	sh, err := shell.New(exec)
-	if err != nil {
-		return ports.StaticTools{}, exec, err
-	}
-	files, err := file.NewTools(filePolicy(wf, workDir))
-	if err != nil {
-		return ports.StaticTools{}, exec, err
-	}
-	web, err := httptool.New(webPolicy(wf))
-	if err != nil {
-		return ports.StaticTools{}, exec, err
-	}
-	return ports.StaticTools{At: tool.LevelBuiltin, Set: tool.Set{
-		Tools: append([]tool.Tool{sh, web}, files...), Aliases: shell.Aliases(),
-	}}, exec, nil
-}
-
-// providerKeyEnvNames lists the environment variables that hold provider API keys, whose
-// values the audit log masks.
-func providerKeyEnvNames(f *cmdutil.Factory) []string {
-	names := []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
-	if cfg, err := f.Config(); err == nil {
-		for _, p := range cfg.Providers {
-			if p.APIKeyEnv != "" {
-				names = append(names, p.APIKeyEnv)
-			}
-		}
-	}
-	return names
-}
-
-// toolEnv is the environment tools start from: the minimal one (no secrets of awf's own
-// environment reach a tool), with awf's PATH and HOME so that the user's toolchains (go, npm)
-// are found and keep their caches.
-func toolEnv(environ []string) []string {
-	env := process.MinimalEnv()
-	for _, kv := range environ {
-		for _, keep := range []string{"PATH=", "HOME="} {
-			if strings.HasPrefix(kv, keep) {
-				env = append(env, kv) // later entries win
-			}
-		}
-	}
-	return env
+// keyEnvNames lists the variables holding provider API keys, by the resolved configuration.
+func keyEnvNames(f *cmdutil.Factory) []string {
+	cfg, _ := f.Config()
+	return toolwire.KeyEnvNames(cfg)
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
+
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
@@ -138,7 +140,7 @@ func runServe(ctx context.Context, opts *ServeOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, ts.Close()) }()
-	printWarnings(opts.IO, ts.Warnings)
+	run.PrintWarnings(opts.IO, ts.Warnings)
 	names, err := servedNames(opts, wf, ts)
 	if err != nil {
 		return err
@@ -169,8 +171,8 @@ func loadWorkflow(opts *ServeOptions) (*workflow.Workflow, map[string]any, error
 	if err != nil {
 		return nil, nil, err
 	}
-	printWarnings(opts.IO, res.Warnings)
-	given, err := givenInputs(opts.Inputs, opts.InputFile)
+	run.PrintWarnings(opts.IO, res.Warnings)
+	given, err := run.GivenInputs(opts.Inputs, opts.InputFile)
 	if err != nil {
 		return nil, nil, err
 	}

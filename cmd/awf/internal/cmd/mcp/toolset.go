@@ -6,24 +6,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
+	"github.com/awf-dev/awf/internal/application/compile"
+
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/application/approval"
 	"github.com/awf-dev/awf/internal/application/govern"
 	"github.com/awf-dev/awf/internal/application/registry"
-	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
-	"github.com/awf-dev/awf/internal/infrastructure/config"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
-	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/file"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/httptool"
-	"github.com/awf-dev/awf/internal/infrastructure/tools/shell"
 )
 
 // ToolsetRequest says what a governed toolset is built for.
@@ -97,6 +93,9 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 		}
 	}()
 	ts.Scope = scope(wf, req, f.Environ)
+	if wf, err = compile.ResolvePolicies(f.Templater(), wf, ts.Scope); err != nil {
+		return ts, err
+	}
 
 	auditLog, err := audit.Open(cfg.AuditLog, audit.Options{})
 	if err != nil {
@@ -120,7 +119,7 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 		return ts, err
 	}
 	gate, err := govern.New(govern.Deps{Approval: ts.flow, Audit: auditLog, Clock: req.Clock, Log: log,
-		Secrets: govern.SecretValues(wf.Sandbox, providerKeyEnvNames(cfg), f.Environ)})
+		Policy: toolwire.NewPolicyReport(wf, req.WorkDir), Secrets: govern.SecretValues(wf.Sandbox, toolwire.KeyEnvNames(cfg), f.Environ)})
 	if err != nil {
 		return ts, err
 	}
@@ -147,44 +146,22 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 	return ts, nil
 }
 
-// sources are where the toolset's tools come from: built-ins under the workflow's policy,
-// the project's and the user's tool directories, the workflow's tools: list and its MCP
-// servers.
+// sources are where the toolset's tools come from, as for runs (toolwire): built-ins and the
+// workflow's tools under its policy, resolved once from the toolset's inputs, then the
+// project's, user's and installed tools and the workflow's MCP servers.
 func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req ToolsetRequest) ([]ports.ToolSource, error) {
-	render := func(globs []string) ([]string, error) { return renderAll(f, ts.Scope, globs) }
-	var paths workflow.PathPolicy
-	var hosts []string
-	if wf.Sandbox != nil {
-		paths, hosts = wf.Sandbox.Paths, wf.Sandbox.Hosts
-	}
-	read, err := render(paths.Read)
+	procs, stop := toolwire.Processes(req.WorkDir, f.Log())
+	ts.closes = append(ts.closes, func() error { stop(); return nil })
+	builtins, workflowTools, err := toolwire.Sources(wf, req.WorkDir, f.Templater(), f.Environ, procs, ts.Scope)
 	if err != nil {
 		return nil, err
-	}
-	write, err := render(paths.Write)
-	if err != nil {
-		return nil, err
-	}
-	protect, err := render(paths.Protect)
-	if err != nil {
-		return nil, err
-	}
-	fp := file.Policy{WorkDir: req.WorkDir, Read: read, Write: write, Protect: protect}
-	cmdCfg := command.Config{Process: process.New(process.Config{}), Templater: f.Templater(), Dir: req.WorkDir,
-		Policy: wf.Sandbox, Scope: ts.Scope, BaseEnv: toolEnv(f.Environ)}
-	builtins, err := builtinTools(fp, httptool.Policy{Hosts: hosts}, cmdCfg)
-	if err != nil {
-		return nil, err
-	}
-	restricted := func(spec workflow.ToolSpec) (tool.Tool, error) {
-		return restrictedBuiltin(spec, fp, hosts, render)
 	}
 	return []ports.ToolSource{
-		ports.StaticTools{At: tool.LevelBuiltin, Set: tool.Set{Tools: builtins, Aliases: shell.Aliases()}},
+		builtins,
 		manifest.Project(req.WorkDir),
 		manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)},
-		command.Source{Specs: wf.Tools, Config: cmdCfg, Builtin: restricted},
+		workflowTools,
 		ts.MCP,
 	}, nil
 }
@@ -206,105 +183,6 @@ func mcpServers(wf *workflow.Workflow, refs []string) []string {
 		}
 	}
 	return out
-}
-
-// builtinTools are the built-in tools under the workflow-wide policy.
-func builtinTools(fp file.Policy, hp httptool.Policy, cmdCfg command.Config) ([]tool.Tool, error) {
-	files, err := file.NewTools(fp)
-	if err != nil {
-		return nil, fmt.Errorf("file tools: %w", err)
-	}
-	sh, err := shell.New(cmdCfg)
-	if err != nil {
-		return nil, fault.Wrap(fault.System, err)
-	}
-	web, err := httptool.New(hp)
-	if err != nil {
-		return nil, fmt.Errorf("http_request: %w", err)
-	}
-	return append(files, sh, web), nil
-}
-
-// restrictedBuiltin builds a `builtin: true` entry with restrictions: the file tools with the
-// entry's paths as their read (or, for write_file, write) allowlist, http_request with its
-// hosts. nil (no restrictions, or a built-in without any) is the plain built-in.
-func restrictedBuiltin(spec workflow.ToolSpec, fp file.Policy, hosts []string, render func([]string) ([]string, error)) (tool.Tool, error) {
-	r := spec.Restrictions
-	if r == nil {
-		return nil, nil
-	}
-	if spec.Name == "http_request" && len(r.Hosts) > 0 {
-		return httptool.New(httptool.Policy{Hosts: r.Hosts})
-	}
-	if len(r.Paths) == 0 {
-		return nil, nil
-	}
-	paths, err := render(r.Paths)
-	if err != nil {
-		return nil, err
-	}
-	switch spec.Name {
-	case "read_file":
-		fp.Read = paths
-		return file.NewReadFile(fp)
-	case "write_file":
-		fp.Write = paths
-		return file.NewWriteFile(fp)
-	case "list_dir":
-		fp.Read = paths
-		return file.NewListDir(fp)
-	case "glob":
-		fp.Read = paths
-		return file.NewGlob(fp)
-	case "grep":
-		fp.Read = paths
-		return file.NewGrep(fp)
-	}
-	return nil, nil
-}
-
-// renderAll renders the templates among globs ({{inputs.project_path}}/**).
-func renderAll(f *cmdutil.Factory, sc ports.Scope, globs []string) ([]string, error) {
-	if globs == nil {
-		return nil, nil
-	}
-	out := make([]string, len(globs))
-	for i, g := range globs {
-		if !strings.Contains(g, "{{") {
-			out[i] = g
-			continue
-		}
-		s, err := f.Templater().Render(g, sc)
-		if err != nil {
-			return nil, fmt.Errorf("path %q: %w", g, err)
-		}
-		out[i] = s
-	}
-	return out, nil
-}
-
-// providerKeyEnvNames lists the environment variables that hold provider API keys, whose
-// values the audit log masks (as for runs).
-func providerKeyEnvNames(cfg config.Config) []string {
-	names := []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}
-	for _, p := range cfg.Providers {
-		if p.APIKeyEnv != "" {
-			names = append(names, p.APIKeyEnv)
-		}
-	}
-	return names
-}
-
-// toolEnv is the environment tools start from, as for runs: the minimal one, so that no
-// secret of awf's environment reaches a tool, with awf's PATH and HOME.
-func toolEnv(environ []string) []string {
-	env := process.MinimalEnv()
-	for _, kv := range environ {
-		if strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "HOME=") {
-			env = append(env, kv) // later entries win
-		}
-	}
-	return env
 }
 
 // scope is the template scope of the toolset's calls, as the runner builds it for a run.

@@ -149,7 +149,12 @@ func dryRun(ctx context.Context, opts *Options, wf *workflow.Workflow, values ma
 		if err != nil {
 			return fault.Wrap(fault.System, err)
 		}
-		catalog, providers, err := f.Describe(wf, workDir, opts.Model.Options(nil, workDir))
+		// The tools are described under the policy the run would have, resolved from the inputs.
+		governed, err := compile.ResolvePolicies(f.Templater(), wf, plan.BaseScope(wf, values, "", workDir, f.Environ))
+		if err != nil {
+			return err
+		}
+		catalog, providers, err := f.Describe(governed, workDir, opts.Model.Options(nil, workDir))
 		if err != nil {
 			return err
 		}

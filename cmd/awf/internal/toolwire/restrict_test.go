@@ -1,4 +1,4 @@
-package cli
+package toolwire
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func TestRestrictedBuiltins(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
 	os.WriteFile(filepath.Join(dir, "src", "a.go"), []byte("package a\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("s"), 0o644)
-	build := restricted(file.Policy{WorkDir: dir}, httptool.Policy{Hosts: []string{"api.example.com"}})
+	build := Restricted(file.Policy{WorkDir: dir}, httptool.Policy{Hosts: []string{"api.example.com"}})
 
 	rf, err := build(workflow.ToolSpec{Name: "read_file", Builtin: true, Restrictions: &workflow.Restrictions{Paths: []string{"src/**"}}})
 	if err != nil || rf == nil {

@@ -1,4 +1,4 @@
-package cli
+package toolwire
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"github.com/awf-dev/awf/internal/infrastructure/tools/httptool"
 )
 
-// filePolicy is the file tools' policy from the workflow's sandbox paths (templates already
+// FilePolicy is the file tools' policy from the workflow's sandbox paths (templates already
 // resolved); nil lists keep the defaults (the working directory).
-func filePolicy(wf *workflow.Workflow, workDir string) file.Policy {
+func FilePolicy(wf *workflow.Workflow, workDir string) file.Policy {
 	p := file.Policy{WorkDir: workDir}
 	if s := wf.Sandbox; s != nil {
 		p.Read, p.Write, p.Protect = s.Paths.Read, s.Paths.Write, s.Paths.Protect
@@ -26,18 +26,18 @@ func filePolicy(wf *workflow.Workflow, workDir string) file.Policy {
 	return p
 }
 
-// webPolicy is http_request's policy from the workflow's sandbox hosts.
-func webPolicy(wf *workflow.Workflow) httptool.Policy {
+// WebPolicy is http_request's policy from the workflow's sandbox hosts.
+func WebPolicy(wf *workflow.Workflow) httptool.Policy {
 	if wf.Sandbox == nil {
 		return httptool.Policy{}
 	}
 	return httptool.Policy{Hosts: wf.Sandbox.Hosts}
 }
 
-// restricted builds the tool of a `builtin: true` entry with restrictions: the built-in with
+// Restricted builds the tool of a `builtin: true` entry with restrictions: the built-in with
 // its paths or hosts narrowed. Restrictions only narrow: a path glob whose tree is not inside
 // what the workflow policy allows, or a host the policy does not allow, is an error.
-func restricted(files file.Policy, web httptool.Policy) func(workflow.ToolSpec) (tool.Tool, error) {
+func Restricted(files file.Policy, web httptool.Policy) func(workflow.ToolSpec) (tool.Tool, error) {
 	return func(spec workflow.ToolSpec) (tool.Tool, error) {
 		r := spec.Restrictions
 		if r == nil {

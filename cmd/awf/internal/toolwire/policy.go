@@ -1,4 +1,4 @@
-package cli
+package toolwire
 
 import (
 	"context"
@@ -23,7 +23,8 @@ type policyReport struct {
 
 var _ ports.PolicyChecker = (*policyReport)(nil)
 
-func newPolicyReport(wf *workflow.Workflow, workDir string) *policyReport {
+// NewPolicyReport is the ports.PolicyChecker of the tools of wf run in workDir.
+func NewPolicyReport(wf *workflow.Workflow, workDir string) ports.PolicyChecker {
 	p := &policyReport{policy: wf.Sandbox, workDir: workDir, machine: sandbox.Probe(),
 		processes: map[string]bool{"shell": true, "run_command": true}}
 	for _, t := range wf.Tools {
