@@ -54,14 +54,14 @@ func (t *Glob) Meta(m map[string]any) string {
 // Execute finds the matching paths.
 func (t *Glob) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 	a := args(call.Args)
-	if err := a.only("pattern", "path"); err != nil {
+	if err := a.Only("pattern", "path"); err != nil {
 		return failure(t.Name(), err)
 	}
-	pattern, err := a.str("pattern", true)
+	pattern, err := a.Str("pattern", true)
 	if err != nil {
 		return failure(t.Name(), err)
 	}
-	dir, err := a.str("path", false)
+	dir, err := a.Str("path", false)
 	if err != nil {
 		return failure(t.Name(), err)
 	}

@@ -68,18 +68,18 @@ func (t *Grep) Meta(m map[string]any) string {
 // Execute searches.
 func (t *Grep) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 	a := args(call.Args)
-	if err := a.only("pattern", "path", "glob"); err != nil {
+	if err := a.Only("pattern", "path", "glob"); err != nil {
 		return failure(t.Name(), err)
 	}
-	pattern, err := a.str("pattern", true)
+	pattern, err := a.Str("pattern", true)
 	if err != nil {
 		return failure(t.Name(), err)
 	}
-	dir, err := a.str("path", false)
+	dir, err := a.Str("path", false)
 	if err != nil {
 		return failure(t.Name(), err)
 	}
-	filter, err := a.str("glob", false)
+	filter, err := a.Str("glob", false)
 	if err != nil {
 		return failure(t.Name(), err)
 	}

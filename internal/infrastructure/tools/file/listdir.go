@@ -49,10 +49,10 @@ func (t *ListDir) Execute(ctx context.Context, call tool.Invocation) tool.Result
 		return failure(t.Name(), err)
 	}
 	a := args(call.Args)
-	if err := a.only("path"); err != nil {
+	if err := a.Only("path"); err != nil {
 		return failure(t.Name(), err)
 	}
-	p, err := a.str("path", false)
+	p, err := a.Str("path", false)
 	if err != nil {
 		return failure(t.Name(), err)
 	}

@@ -51,8 +51,8 @@ func (t *ReadFile) Annotations() tool.Annotations { return readOnly() }
 func (t *ReadFile) Meta(m map[string]any) string {
 	s := "read " + t.c.metaPath(m["path"], "")
 	a := args(m)
-	off, _ := a.integer("offset")
-	lim, _ := a.integer("limit")
+	off, _ := a.Int("offset")
+	lim, _ := a.Int("limit")
 	switch {
 	case lim > 0:
 		s += fmt.Sprintf(" lines %d-%d", max(off, 1), max(off, 1)+lim-1)
@@ -94,16 +94,16 @@ func (t *ReadFile) Execute(ctx context.Context, call tool.Invocation) tool.Resul
 }
 
 func readArgs(a args) (path string, offset, limit int, err error) {
-	if err := a.only("path", "offset", "limit"); err != nil {
+	if err := a.Only("path", "offset", "limit"); err != nil {
 		return "", 0, 0, err
 	}
-	if path, err = a.str("path", true); err != nil {
+	if path, err = a.Str("path", true); err != nil {
 		return "", 0, 0, err
 	}
-	if offset, err = a.integer("offset"); err != nil {
+	if offset, err = a.Int("offset"); err != nil {
 		return "", 0, 0, err
 	}
-	if limit, err = a.integer("limit"); err != nil {
+	if limit, err = a.Int("limit"); err != nil {
 		return "", 0, 0, err
 	}
 	if offset < 0 || limit < 0 {

@@ -65,18 +65,18 @@ func (t *WriteFile) Execute(ctx context.Context, call tool.Invocation) tool.Resu
 		return failure(t.Name(), err)
 	}
 	a := args(call.Args)
-	if err := a.only("path", "content", "append"); err != nil {
+	if err := a.Only("path", "content", "append"); err != nil {
 		return failure(t.Name(), err)
 	}
-	p, err := a.str("path", true)
+	p, err := a.Str("path", true)
 	if err != nil {
 		return failure(t.Name(), err)
 	}
-	content, err := a.str("content", true)
+	content, err := a.Str("content", true)
 	if err != nil {
 		return failure(t.Name(), err)
 	}
-	appendMode, err := a.boolean("append")
+	appendMode, err := a.Bool("append")
 	if err != nil {
 		return failure(t.Name(), err)
 	}

@@ -140,14 +140,14 @@ func failure(err error) tool.Result { return tool.Errorf("http_request: " + err.
 // buildRequest checks the arguments and builds the request. It returns the call's timeout.
 func (t *Tool) buildRequest(ctx context.Context, m map[string]any) (*http.Request, time.Duration, error) {
 	a := args(m)
-	if err := a.only("url", "method", "headers", "body", "timeout"); err != nil {
+	if err := a.Only("url", "method", "headers", "body", "timeout"); err != nil {
 		return nil, 0, err
 	}
-	raw, err := a.str("url", true)
+	raw, err := a.Str("url", true)
 	if err != nil {
 		return nil, 0, err
 	}
-	method, err := a.str("method", false)
+	method, err := a.Str("method", false)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -159,7 +159,7 @@ func (t *Tool) buildRequest(ctx context.Context, m map[string]any) (*http.Reques
 	if err != nil {
 		return nil, 0, err
 	}
-	body, err := a.str("body", false)
+	body, err := a.Str("body", false)
 	if err != nil {
 		return nil, 0, err
 	}
