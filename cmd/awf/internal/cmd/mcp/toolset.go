@@ -3,8 +3,9 @@ package mcp
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/awf-dev/awf/internal/application/plan"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
 	"github.com/awf-dev/awf/internal/application/compile"
@@ -92,7 +93,11 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 			ts = nil
 		}
 	}()
-	ts.Scope = scope(wf, req, f.Environ)
+	inputs := req.Inputs
+	if inputs == nil {
+		inputs = map[string]any{}
+	}
+	ts.Scope = plan.BaseScope(wf, inputs, req.RunID, req.WorkDir, f.Environ)
 	if wf, err = compile.ResolvePolicies(f.Templater(), wf, ts.Scope); err != nil {
 		return ts, err
 	}
@@ -183,26 +188,6 @@ func mcpServers(wf *workflow.Workflow, refs []string) []string {
 		}
 	}
 	return out
-}
-
-// scope is the template scope of the toolset's calls, as the runner builds it for a run.
-func scope(wf *workflow.Workflow, req ToolsetRequest, environ []string) ports.Scope {
-	env := map[string]any{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	inputs := req.Inputs
-	if inputs == nil {
-		inputs = map[string]any{}
-	}
-	return ports.Scope{
-		"inputs":   inputs,
-		"env":      env,
-		"workflow": map[string]any{"name": wf.Name, "version": wf.Version, "description": wf.Description, "dir": wf.Dir},
-		"run":      map[string]any{"id": req.RunID, "dir": req.WorkDir},
-	}
 }
 
 // Close stops the MCP servers, forgets the run's approvals and quotas and closes the audit
