@@ -5,24 +5,34 @@ import (
 	"io"
 	"os"
 	"sync"
+	"unsafe"
 )
 
+// spillAt is how much of an output headBuffer keeps in memory; the rest goes to an unlinked
+// temporary file. A 10 MB output then costs one 10 MB string at the end instead of a doubling
+// buffer (8 + 16 MB while it grows) and its copy into a string.
+const spillAt = 1 << 20
+
 // headBuffer keeps the first limit bytes written to it and drops the rest, calling onOverflow
-// once, at the first byte it drops. Write never fails, so the reader feeding it keeps draining
-// the pipe and the writers on the other side never block. Not safe for concurrent use.
+// once, at the first byte it drops. The first spillAt bytes are held in memory, the rest in a
+// temporary file removed at creation, so that nothing is left behind if awf dies. Write never
+// fails, so the reader feeding it keeps draining the pipe and the writers on the other side
+// never block. Not safe for concurrent use.
 type headBuffer struct {
 	limit      int64
 	buf        []byte
+	spill      *os.File // nil until the output outgrows spillAt, and after String
+	spilled    int64    // bytes in spill
+	lost       bool     // a spill write and its recovery failed: bytes are missing
 	total      int64
 	onOverflow func()
 }
 
 func (h *headBuffer) Write(p []byte) (int, error) {
 	n := len(p)
-	if room := h.limit - int64(len(h.buf)); room > 0 {
+	if room := h.limit - int64(len(h.buf)) - h.spilled; room > 0 {
 		k := int(min(int64(len(p)), room))
-		h.grow(k)
-		h.buf = append(h.buf, p[:k]...)
+		h.keep(p[:k])
 		p = p[k:]
 	}
 	if len(p) > 0 && h.total <= h.limit && h.onOverflow != nil {
@@ -32,13 +42,55 @@ func (h *headBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// keep stores p in memory up to spillAt, and in the spill file past it. Without a file (none
+// could be made, or writing to it failed) everything stays in memory.
+func (h *headBuffer) keep(p []byte) {
+	if h.spill == nil && len(h.buf)+len(p) > spillAt && !h.lost {
+		h.spill, _ = os.CreateTemp("", "awf-output-*")
+		if h.spill != nil {
+			os.Remove(h.spill.Name())
+		}
+	}
+	if h.spill == nil {
+		h.grow(len(p))
+		h.buf = append(h.buf, p...)
+		return
+	}
+	if _, err := h.spill.Write(p); err != nil {
+		h.unspill()
+		h.grow(len(p))
+		h.buf = append(h.buf, p...)
+		return
+	}
+	h.spilled += int64(len(p))
+}
+
+// unspill moves the spilled bytes back into memory after a failed write (a full disk): the
+// output stays whole as long as memory allows.
+func (h *headBuffer) unspill() {
+	f := h.spill
+	h.spill = nil
+	defer f.Close()
+	k := int(h.spilled)
+	h.grow(k)
+	h.buf = h.buf[:len(h.buf)+k]
+	if _, err := f.ReadAt(h.buf[len(h.buf)-k:], 0); err != nil {
+		h.buf = h.buf[:len(h.buf)-k]
+		h.lost = true
+	}
+	h.spilled = 0
+}
+
 // grow makes room for k more bytes by doubling, never past the limit: append's own growth is
-// 1.25x for large slices, which copies a 10 MB output some twenty times.
+// 1.25x for large slices, which copies a large output some twenty times.
 func (h *headBuffer) grow(k int) {
 	if cap(h.buf)-len(h.buf) >= k {
 		return
 	}
 	size := max(2*cap(h.buf), len(h.buf)+k, 512)
+	if len(h.buf)+k <= spillAt {
+		size = min(size, spillAt) // past it the bytes go to the spill file
+	}
 	size = int(min(int64(size), h.limit))
 	buf := make([]byte, len(h.buf), size)
 	copy(buf, h.buf)
@@ -46,10 +98,27 @@ func (h *headBuffer) grow(k int) {
 }
 
 // Truncated reports whether bytes were dropped.
-func (h *headBuffer) Truncated() bool { return h.total > h.limit }
+func (h *headBuffer) Truncated() bool { return h.total > h.limit || h.lost }
 
-// String returns the kept bytes: one copy, after which the buffer is garbage.
-func (h *headBuffer) String() string { return string(h.buf) }
+// String returns the kept bytes and releases the spill file; call it once, at the end. A
+// spilled output is read into one allocation of its exact size that becomes the string
+// without a further copy.
+func (h *headBuffer) String() string {
+	if h.spill == nil {
+		return string(h.buf)
+	}
+	f := h.spill
+	h.spill = nil
+	defer f.Close()
+	out := make([]byte, len(h.buf)+int(h.spilled))
+	copy(out, h.buf)
+	if _, err := f.ReadAt(out[len(h.buf):], 0); err != nil {
+		h.lost = true
+		return string(h.buf)
+	}
+	h.buf, h.spilled = nil, 0
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
 
 // headTail keeps the first and the last half of its limit and counts what it drops between
 // them: a failing command's first error and its final message are both worth keeping, while a

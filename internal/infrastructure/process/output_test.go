@@ -107,3 +107,64 @@ func TestDrain(t *testing.T) {
 		t.Errorf("drain read %d bytes, want %d", len(got), len(want))
 	}
 }
+
+func TestHeadBufferSpillsPastSpillAt(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	tests := []struct {
+		name      string
+		limit     int64
+		write     int
+		truncated bool
+	}{
+		{"under the limit", 4 * spillAt, 3*spillAt + 17, false},
+		{"limit past spillAt", spillAt + spillAt/2, 2 * spillAt, true},
+		{"limit at spillAt", spillAt, spillAt + 1, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := make([]byte, tc.write)
+			for i := range want {
+				want[i] = byte('a' + i%26)
+			}
+			h := headBuffer{limit: tc.limit}
+			for p := want; len(p) > 0; {
+				k := min(len(p), 60_000)
+				h.Write(p[:k])
+				p = p[k:]
+			}
+			if cap(h.buf) > spillAt {
+				t.Errorf("memory buffer grew to %d bytes, want at most spillAt (%d)", cap(h.buf), spillAt)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				t.Errorf("spill file left visible in TMPDIR: %v", ents)
+			}
+			kept := min(int64(tc.write), tc.limit)
+			if got := h.String(); got != string(want[:kept]) || h.Truncated() != tc.truncated {
+				t.Errorf("String() has %d bytes (equal: %v), Truncated() = %v; want the first %d, %v",
+					len(got), got == string(want[:kept]), h.Truncated(), kept, tc.truncated)
+			}
+			if h.spill != nil {
+				t.Error("String() kept the spill file open")
+			}
+		})
+	}
+}
+
+func TestHeadBufferSpillWriteFailureKeepsBytes(t *testing.T) {
+	// A spill file that cannot be written (read-only here, a full disk in life) moves what it
+	// holds back into memory and goes on there: nothing is lost.
+	path := t.TempDir() + "/spill"
+	if err := os.WriteFile(path, []byte("spilled-"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := headBuffer{limit: 1 << 30, buf: []byte("memory-"), spill: ro, spilled: int64(len("spilled-"))}
+	h.Write([]byte("more"))
+	if got := h.String(); got != "memory-spilled-more" || h.Truncated() {
+		t.Errorf("String() = %q, Truncated() = %v; want %q, false", got, h.Truncated(), "memory-spilled-more")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/awf-dev/awf/internal/domain/state"
 )
@@ -44,7 +45,12 @@ func (b blob) same(s string) bool {
 	if b.content != "" || b.size == 0 {
 		return b.content == s
 	}
-	return int64(len(s)) == b.size && sha256.Sum256([]byte(s)) == b.sum
+	return int64(len(s)) == b.size && sumString(s) == b.sum
+}
+
+// sumString hashes s in place: converting a 10 MB output to []byte would copy it.
+func sumString(s string) [sha256.Size]byte {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // forget drops the text of the blob, keeping what is needed to recognise it.
@@ -52,7 +58,7 @@ func (b blob) forget() blob {
 	if b.content == "" {
 		return b
 	}
-	return blob{file: b.file, size: int64(len(b.content)), sum: sha256.Sum256([]byte(b.content))}
+	return blob{file: b.file, size: int64(len(b.content)), sum: sumString(b.content)}
 }
 
 // pendingWrite is a large output to write before the state file.
@@ -284,7 +290,7 @@ func component(s string) string {
 	}
 	out := b.String()
 	if len(out) > maxNameLen {
-		sum := sha256.Sum256([]byte(s))
+		sum := sumString(s)
 		out = out[:maxNameLen-17] + "~" + hex.EncodeToString(sum[:8])
 	}
 	return out
