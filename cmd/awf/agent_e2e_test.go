@@ -95,8 +95,21 @@ type agentAuditLine struct {
 	} `json:"approval"`
 }
 
-// agentAudit returns the audit records of one run, failing on a line that is not JSON.
+// agentAudit returns the completion records of one run (one per call that ended), failing on
+// a line that is not JSON.
 func agentAudit(e *env, runID string) []agentAuditLine {
+	e.t.Helper()
+	var out []agentAuditLine
+	for _, l := range agentAuditAll(e, runID) {
+		if l.Outcome != "started" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// agentAuditAll returns every audit record of one run: started records included.
+func agentAuditAll(e *env, runID string) []agentAuditLine {
 	e.t.Helper()
 	f, err := os.Open(filepath.Join(e.dir, ".awf", "audit.jsonl"))
 	if err != nil {
@@ -581,9 +594,21 @@ func TestAgentKillThenResume(t *testing.T) {
 			t.Errorf("audit record of %s = %+v, %v; want one, ok (and no second one from the resume)", c, l, ok)
 		}
 	}
-	if _, ok := audit["call_3"]; !ok {
-		// The governed path writes its record when a call ends, so a call awf died in has none.
-		t.Log("known gap: the call in flight when awf was killed left no audit record")
+	if _, ok := audit["call_3"]; ok {
+		t.Errorf("audit has a completion record for call_3, which awf was killed in")
+	}
+	var started []string
+	for _, l := range agentAuditAll(e, id) {
+		if l.Outcome == "started" {
+			started = append(started, l.CallID)
+		}
+	}
+	if want := []string{"call_1", "call_2", "call_3"}; !slices.Equal(started, want) {
+		t.Errorf("started records for calls %v, want %v: the call awf was killed in is in the audit log", started, want)
+	}
+	r = e.mustRun(0, "audit", "--run", id, "--outcome", "started")
+	if !strings.Contains(r.stdout, "slow") || strings.Count(strings.TrimSpace(r.stdout), "\n") != 1 {
+		t.Errorf("awf audit --outcome started shows:\n%s\nwant a header and the one call left in flight (slow)", r.stdout)
 	}
 	if n := len(agentAudit(e, id)); n > 3 {
 		t.Errorf("audit has %d records for the run, want at most 3: the resume ran nothing again", n)

@@ -160,6 +160,9 @@ func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exe
 	if !ad.Allowed {
 		return refused(ad.Reason), Verdict{Denied: true, By: ad.By}
 	}
+	if err := g.started(ctx, *rec); err != nil {
+		return refused("not run: its audit record could not be written"), Verdict{Denied: true, By: ports.ByGate, Err: err}
+	}
 	start := g.d.Clock.Now()
 	res, timedOut := exec(ctx)
 	if res.Duration == 0 {
@@ -167,6 +170,17 @@ func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exe
 	}
 	rec.DurationMs = res.Duration.Milliseconds()
 	return res, Verdict{By: ad.By, TimedOut: timedOut}
+}
+
+// started writes the record of an allowed call about to run, so that a call awf dies in is
+// in the log too. No call runs unaudited: an error here stops it.
+func (g *Gate) started(ctx context.Context, rec ports.AuditRecord) error {
+	rec.Outcome = ports.OutcomeStarted
+	if err := g.d.Audit.Record(context.WithoutCancel(ctx), rec); err != nil {
+		g.d.Log.Error("audit record not written", "tool", rec.Tool, "call_id", rec.CallID, "error", err)
+		return fault.Wrap(fault.System, fmt.Errorf("audit log: %w (no call runs unaudited)", err))
+	}
+	return nil
 }
 
 // Refuse audits a call refused before the governed path could run it (an unknown name,

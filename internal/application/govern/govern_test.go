@@ -35,15 +35,16 @@ func TestAllowedCall(t *testing.T) {
 	if res.Approval != ports.ByAuto || res.Denied {
 		t.Errorf("result approval = %q, denied = %v; want auto, false", res.Approval, res.Denied)
 	}
-	want := []ports.AuditRecord{{
+	started := ports.AuditRecord{
 		RunID: "run-1", Step: "implement", CallID: "call_1", Tool: "read_file",
 		Arguments: map[string]any{"path": "src/a.go"}, Meta: `read_file {"path":"src/a.go"}`,
-		Approval:   &ports.AuditApproval{Decision: "allow", By: "auto", Rule: "default: read-only tool"},
-		Sandbox:    &ports.AuditSandbox{Decision: "allow", Rule: "sandbox.paths.read[0]", Layer: "L1", Backend: "landlock", Applied: map[string]string{"landlock_abi": "7"}},
-		Outcome:    "ok",
-		DurationMs: 1,
-		OutputSize: len("contents of src/a.go"),
-	}}
+		Approval: &ports.AuditApproval{Decision: "allow", By: "auto", Rule: "default: read-only tool"},
+		Sandbox:  &ports.AuditSandbox{Decision: "allow", Rule: "sandbox.paths.read[0]", Layer: "L1", Backend: "landlock", Applied: map[string]string{"landlock_abi": "7"}},
+		Outcome:  "started",
+	}
+	done := started
+	done.Outcome, done.DurationMs, done.OutputSize = "ok", 1, len("contents of src/a.go")
+	want := []ports.AuditRecord{started, done}
 	if diff := cmp.Diff(want, s.audit.Records(), ignoreTime); diff != "" {
 		t.Errorf("audit records (-want +got):\n%s", diff)
 	}
@@ -164,9 +165,9 @@ func TestErroredAndTimedOutCalls(t *testing.T) {
 		if res, err = s.tools.Invoke(t.Context(), r); err != nil || res.Succeeded() {
 			t.Errorf("hangs: %+v, %v", res, err)
 		}
-		recs := s.audit.Records()
+		recs := completions(s.audit.Records())
 		if len(recs) != 2 {
-			t.Fatalf("%d records, want 2", len(recs))
+			t.Fatalf("%d completion records, want 2", len(recs))
 		}
 		if recs[0].Outcome != ports.OutcomeError || recs[0].Error != "exit status 2: no such file" {
 			t.Errorf("fails record: outcome %q error %q", recs[0].Outcome, recs[0].Error)
@@ -261,7 +262,7 @@ func TestNestedCallsAreGoverned(t *testing.T) {
 	for _, r := range s2.audit.Records() {
 		got = append(got, seen{r.Tool, r.Outcome, r.Depth})
 	}
-	want = []seen{{"read_file", "ok", 1}, {"read_file", "denied", 1}, {"peek", "error", 0}}
+	want = []seen{{"peek", "started", 0}, {"read_file", "started", 1}, {"read_file", "ok", 1}, {"read_file", "denied", 1}, {"peek", "error", 0}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records with peek approved (-want +got):\n%s", diff)
 	}
@@ -278,6 +279,51 @@ func TestAuditFailureIsAFault(t *testing.T) {
 	if !strings.Contains(fmtErr(err), "disk full") {
 		t.Errorf("refused call with a failing audit log: error %v, want it to mention the audit failure", err)
 	}
+}
+
+// TestStartedRecordBeforeTheToolRuns: the started record is in the log while the tool runs,
+// so a call awf is killed in leaves a trace; if it cannot be written the tool does not run.
+func TestStartedRecordBeforeTheToolRuns(t *testing.T) {
+	var s *setup
+	var during []ports.AuditRecord
+	probe := &testTool{name: "probe", readOnly: true, fn: func(context.Context, tool.Invocation) tool.Result {
+		during = s.audit.Records()
+		return tool.OK("done")
+	}}
+	s = newSetup(t, options{}, probe)
+	if res, err := s.tools.Invoke(t.Context(), req("probe", nil)); err != nil || !res.Succeeded() {
+		t.Fatalf("Invoke = %+v, %v", res, err)
+	}
+	if len(during) != 1 || during[0].Outcome != ports.OutcomeStarted || during[0].Approval == nil || during[0].Sandbox == nil {
+		t.Errorf("records while the tool ran = %+v, want one started record with its approval and sandbox", during)
+	}
+
+	ran := false
+	failStarted := ports.AuditSinkFunc(func(_ context.Context, rec ports.AuditRecord) error {
+		if rec.Outcome == ports.OutcomeStarted {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	s2 := newSetup(t, options{audit: failStarted}, &testTool{name: "probe", readOnly: true, fn: func(context.Context, tool.Invocation) tool.Result {
+		ran = true
+		return tool.OK("done")
+	}})
+	res, err := s2.tools.Invoke(t.Context(), req("probe", nil))
+	if ran || fault.KindOf(err) != fault.System || !strings.Contains(err.Error(), "disk full") || !res.Denied {
+		t.Errorf("with the started record failing: ran %v, result %+v, error %v; want not run, denied, a fault.System error", ran, res, err)
+	}
+}
+
+// completions drops started records: one record per call, with its outcome.
+func completions(recs []ports.AuditRecord) []ports.AuditRecord {
+	var out []ports.AuditRecord
+	for _, r := range recs {
+		if r.Outcome != ports.OutcomeStarted {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func fmtErr(err error) string {
@@ -312,8 +358,9 @@ func TestConcurrentCallsEachAudited(t *testing.T) {
 		wg.Go(func() { s.tools.Invoke(t.Context(), req("read_file", map[string]any{"path": "a"})) })
 	}
 	wg.Wait()
-	if n := len(s.audit.Records()); n != 50 {
-		t.Errorf("%d records for 50 calls", n)
+	recs := s.audit.Records()
+	if n, done := len(recs), len(completions(recs)); n != 100 || done != 50 {
+		t.Errorf("%d records, %d of them completions, for 50 calls; want 100 and 50", n, done)
 	}
 }
 
@@ -354,6 +401,9 @@ func TestAuditFileEndToEnd(t *testing.T) {
 		if strings.Contains(string(data), secret) {
 			t.Errorf("audit log contains %q:\n%s", secret, data)
 		}
+	}
+	if n := strings.Count(string(data), "\n"); n != 6 {
+		t.Errorf("audit log has %d lines, want 6: a started record for each of the 2 calls that ran, and 4 results", n)
 	}
 	recs, stats, err := audit.ReadFile(path, audit.Filter{})
 	if err != nil || stats != (audit.Stats{}) {

@@ -145,6 +145,10 @@ const (
 	OutcomeError   = "error"
 	OutcomeDenied  = "denied"
 	OutcomeTimeout = "timeout"
+	// OutcomeStarted marks the record written when an allowed call is about to run, before
+	// its result is known: a call that awf died in (or that is still running) is then in the
+	// log. The call's completion record follows it; readers fold the two (audit.Fold).
+	OutcomeStarted = "started"
 )
 
 // Decisions of the approval and sandbox parts of an audit record.
@@ -153,9 +157,11 @@ const (
 	DecisionDeny  = "deny"
 )
 
-// AuditSink receives one record per tool call, allowed or not (DESIGN section 5, layer L3).
-// Record must have made the record durable when it returns nil; implementations mask secrets
-// in arguments, meta and error text and must be safe for concurrent use.
+// AuditSink receives one record per tool call, allowed or not (DESIGN section 5, layer L3),
+// and for an allowed call a started record before it runs. Record must have made a completion
+// record durable when it returns nil; a started record need only have left the process (the
+// completion record's sync makes it durable too). Implementations mask secrets in arguments,
+// meta and error text and must be safe for concurrent use.
 type AuditSink interface {
 	Record(ctx context.Context, rec AuditRecord) error
 }

@@ -104,7 +104,7 @@ func narrow(f *os.File) error {
 func (l *Log) Path() string { return l.path }
 
 // Record masks secrets in rec, encodes it as one line and appends it with a single write,
-// then fsyncs. Errors are fault.System: the record may be lost.
+// then fsyncs unless rec is a started record. Errors are fault.System: the record may be lost.
 func (l *Log) Record(_ context.Context, rec ports.AuditRecord) error {
 	line, err := Encode(rec, l.opt)
 	if err != nil {
@@ -120,7 +120,9 @@ func (l *Log) Record(_ context.Context, rec ports.AuditRecord) error {
 	if _, err := l.file.Write(line); err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("audit log %s: write: %w", l.path, err))
 	}
-	if !l.opt.NoSync {
+	// A started record is not synced: once written, the kernel keeps it if awf is killed, and
+	// the completion record's sync makes both durable. That saves a sync per call.
+	if !l.opt.NoSync && rec.Outcome != ports.OutcomeStarted {
 		if err := l.file.Sync(); err != nil {
 			return fault.Wrap(fault.System, fmt.Errorf("audit log %s: sync: %w", l.path, err))
 		}

@@ -21,7 +21,7 @@ type Filter struct {
 	Tool  string
 	// Decision is allow or deny: whether the call was refused (outcome denied) or not.
 	Decision string
-	// Outcome is ok, error, denied or timeout.
+	// Outcome is ok, error, denied, timeout or started (a call that has not ended).
 	Outcome string
 	// Since keeps records at or after this time.
 	Since time.Time
@@ -29,12 +29,16 @@ type Filter struct {
 
 // Match reports whether rec is selected.
 func (f Filter) Match(rec ports.AuditRecord) bool {
+	return f.matchCall(rec) && (f.Outcome == "" || rec.Outcome == f.Outcome)
+}
+
+// matchCall is Match without the outcome, which tells a call's started record from its
+// completion: both records of a call have the same time, run, tool and decision.
+func (f Filter) matchCall(rec ports.AuditRecord) bool {
 	switch {
 	case f.RunID != "" && rec.RunID != f.RunID:
 		return false
 	case f.Tool != "" && rec.Tool != f.Tool:
-		return false
-	case f.Outcome != "" && rec.Outcome != f.Outcome:
 		return false
 	case f.Decision == ports.DecisionDeny && !rec.Denied():
 		return false
@@ -55,7 +59,9 @@ type Stats struct {
 	Torn bool
 }
 
-// Read returns the records of r that f selects, in file order. A last line without its
+// Read returns the records of r that f selects, in file order, one per call: a started record
+// is left out when its call's completion record follows it (Fold), so the started records
+// that remain are calls that have not ended, or that awf died in. A last line without its
 // newline that does not decode is a torn write and is ignored; other lines that do not decode
 // are skipped and counted.
 func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
@@ -74,7 +80,7 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 			var rec ports.AuditRecord
 			switch derr := json.Unmarshal(line, &rec); {
 			case derr == nil:
-				if f.Match(rec) {
+				if f.matchCall(rec) {
 					recs = append(recs, rec)
 				}
 			case complete:
@@ -84,9 +90,53 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 			}
 		}
 		if !complete {
-			return recs, stats, nil
+			return selectOutcome(Fold(recs), f.Outcome), stats, nil
 		}
 	}
+}
+
+// Fold drops each started record that a completion record of the same call follows (same run,
+// step, call id, tool and depth; the oldest started record first when calls share an id).
+// Records keep their order.
+func Fold(recs []ports.AuditRecord) []ports.AuditRecord {
+	type callKey struct {
+		run, step, id, tool string
+		depth               int
+	}
+	pending := map[callKey][]int{}
+	drop := make([]bool, len(recs))
+	for i, r := range recs {
+		k := callKey{r.RunID, r.Step, r.CallID, r.Tool, r.Depth}
+		if r.Outcome == ports.OutcomeStarted {
+			pending[k] = append(pending[k], i)
+			continue
+		}
+		if p := pending[k]; len(p) > 0 {
+			drop[p[0]] = true
+			pending[k] = p[1:]
+		}
+	}
+	out := recs[:0]
+	for i, r := range recs {
+		if !drop[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// selectOutcome keeps the records with this outcome; "" keeps all.
+func selectOutcome(recs []ports.AuditRecord, outcome string) []ports.AuditRecord {
+	if outcome == "" {
+		return recs
+	}
+	out := recs[:0]
+	for _, r := range recs {
+		if r.Outcome == outcome {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // ReadFile reads the audit log at path; a missing file has no records. Errors are

@@ -85,3 +85,48 @@ func TestReadFileMissing(t *testing.T) {
 		t.Errorf("ReadFile(missing) = %v, %v; want no records", recs, err)
 	}
 }
+
+func TestReadFoldsStartedRecords(t *testing.T) {
+	started := func(i int) ports.AuditRecord {
+		r := record(i)
+		r.Outcome, r.DurationMs, r.OutputSize = ports.OutcomeStarted, 0, 0
+		return r
+	}
+	twin := func(r ports.AuditRecord, callID string) ports.AuditRecord { r.CallID = callID; return r }
+	type got struct{ CallID, Outcome string }
+	tests := []struct {
+		name    string
+		recs    []ports.AuditRecord
+		outcome string
+		want    []got
+	}{
+		{"completed calls show once", []ports.AuditRecord{started(1), record(1), started(2), record(2)}, "",
+			[]got{{"call_001", "ok"}, {"call_002", "ok"}}},
+		{"a call without a result stays started", []ports.AuditRecord{started(1), record(1), started(2)}, "",
+			[]got{{"call_001", "ok"}, {"call_002", "started"}}},
+		{"interleaved parallel calls", []ports.AuditRecord{started(1), started(2), record(2), record(1)}, "",
+			[]got{{"call_002", "ok"}, {"call_001", "ok"}}},
+		{"a reused call id pairs oldest first", []ports.AuditRecord{started(1), twin(started(2), "call_001"), record(1)}, "",
+			[]got{{"call_001", "started"}, {"call_001", "ok"}}},
+		{"a completion alone (older logs) is kept", []ports.AuditRecord{record(1)}, "", []got{{"call_001", "ok"}}},
+		{"--outcome started lists the unfinished", []ports.AuditRecord{started(1), record(1), started(2)}, ports.OutcomeStarted,
+			[]got{{"call_002", "started"}}},
+		{"--outcome ok", []ports.AuditRecord{started(1), record(1), started(2)}, ports.OutcomeOK,
+			[]got{{"call_001", "ok"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, _, err := Read(strings.NewReader(lines(t, tc.recs...)), Filter{Outcome: tc.outcome})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g []got
+			for _, r := range recs {
+				g = append(g, got{r.CallID, r.Outcome})
+			}
+			if diff := cmp.Diff(tc.want, g); diff != "" {
+				t.Errorf("Read (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -39,7 +39,7 @@ type Options struct {
 
 var (
 	decisions = []string{ports.DecisionAllow, ports.DecisionDeny}
-	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout}
+	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout, ports.OutcomeStarted}
 )
 
 // NewCmdAudit returns `awf audit`.
@@ -57,6 +57,8 @@ func NewCmdAudit(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 		Long: `Show the audit log: one record per tool call, allowed or not, with who decided
 (auto, user, rule, policy, quota, non_interactive, timeout, flag, gate), the sandbox decision,
 the outcome and the duration. Arguments are shown with secrets masked, as they were written.
+A call is logged as started before it runs, and that record is shown only while no result
+follows it: outcome "started" is a call still running, or one awf was killed in.
 With --output json, each record is printed as one JSON object per line (JSON Lines).`,
 		Example: `  awf audit --run 3f2a... --decision deny
   awf audit --tool shell --since 2h --output json`,
@@ -75,7 +77,7 @@ With --output json, each record is printed as one JSON object per line (JSON Lin
 	fl.StringVar(&opts.RunID, "run", "", "only calls of the run with this `ID`")
 	fl.StringVar(&opts.Tool, "tool", "", "only calls of the tool with this `NAME`")
 	fl.StringVar(&opts.Decision, "decision", "", "only calls allowed (allow) or refused (deny)")
-	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout")
+	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, started (not ended)")
 	fl.StringVar(&opts.Since, "since", "", "only calls in the last `DURATION` (90s, 15m, 2h, 7d)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd

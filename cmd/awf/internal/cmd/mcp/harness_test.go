@@ -20,6 +20,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	auditlog "github.com/awf-dev/awf/internal/infrastructure/audit"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
 	"github.com/awf-dev/awf/internal/infrastructure/loader"
 	"github.com/awf-dev/awf/internal/infrastructure/templater"
@@ -103,7 +104,8 @@ func (e *env) factory(ios *iostreams.IOStreams) *cmdutil.Factory {
 	}
 }
 
-// auditRecords reads the audit log.
+// auditRecords reads the audit log, one record per call (started records folded into their
+// completions, as awf audit shows them).
 func (e *env) auditRecords() []ports.AuditRecord {
 	e.t.Helper()
 	data, err := os.ReadFile(e.audit)
@@ -120,7 +122,7 @@ func (e *env) auditRecords() []ports.AuditRecord {
 		}
 		recs = append(recs, r)
 	}
-	return recs
+	return auditlog.Fold(recs)
 }
 
 // launcher starts `awf mcp serve args...` in the env's directory and returns a client
