@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // decodeJSON reads one JSON value at src[i] and returns it with the offset after it.
@@ -98,28 +99,30 @@ func (s *scanner) markDead(i int) {
 }
 
 var (
-	firstKey = regexp.MustCompile(`^\s*\[?\s*\{\s*["']([^"']*)["']`)
+	firstKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\[?\s*\{\s*["']([^"']*)["']`) })
 	callKeys = []string{"name", "arguments", "parameters", "tool_calls", "function_call", "function", "type", "id", "role", "content"}
-	nameKey  = regexp.MustCompile(`["']name["']\s*:\s*["']([^"'\\]*)["']`)
-	callKey  = regexp.MustCompile(`["'](arguments|parameters|tool_calls|function_call|function)["']\s*:`)
+	nameKey  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`["']name["']\s*:\s*["']([^"'\\]*)["']`) })
+	callKey  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`["'](arguments|parameters|tool_calls|function_call|function)["']\s*:`)
+	})
 )
 
 // looksLikeCall reports whether JSON text (perhaps broken, perhaps running on into prose) opens
 // with a call key and names an allowed tool. With no tool list a "name" alone is too common in
 // data, so a call key must be there too.
 func (s *scanner) looksLikeCall(frag string) bool {
-	first := firstKey.FindStringSubmatch(frag)
+	first := firstKey().FindStringSubmatch(frag)
 	if first == nil || !slices.Contains(callKeys, first[1]) {
 		return false
 	}
-	m := nameKey.FindStringSubmatch(frag)
+	m := nameKey().FindStringSubmatch(frag)
 	if m == nil {
 		return false
 	}
 	if len(s.opts.Tools) > 0 {
 		return s.allowed[m[1]]
 	}
-	return callKey.MatchString(frag)
+	return callKey().MatchString(frag)
 }
 
 // wrappedJSON matches a tag that holds JSON calls, like <function_call>{...}</function_call>.

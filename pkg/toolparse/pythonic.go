@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -350,12 +351,12 @@ func (p *pyParser) dict(b *bytes.Buffer) error {
 }
 
 // pyNumber matches a Python int or float literal without underscores.
-var pyNumber = regexp.MustCompile(`^([+-]?)([0-9]*)(\.[0-9]*)?([eE][+-]?[0-9]+)?`)
+var pyNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([+-]?)([0-9]*)(\.[0-9]*)?([eE][+-]?[0-9]+)?`) })
 
 // number reads an int or float literal and writes the same value as JSON number text: digits
 // are kept, only the spelling changes (+1 -> 1, .5 -> 0.5, 5. -> 5.0).
 func (p *pyParser) number(b *bytes.Buffer) error {
-	m := pyNumber.FindStringSubmatch(p.src[p.pos:])
+	m := pyNumber().FindStringSubmatch(p.src[p.pos:])
 	sign, whole, frac, exp := m[1], m[2], m[3], m[4]
 	end := p.pos + len(m[0])
 	if (whole == "" && len(frac) < 2) || (end < len(p.src) && isNumberTail(p.src[end])) {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // antml is the namespace prefix Claude may put on <function_calls>, <invoke> and <parameter>.
@@ -278,8 +279,8 @@ func schemaTypes(raw json.RawMessage) []string {
 }
 
 var (
-	integerText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-	numberText  = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+	integerText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`) })
+	numberText  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`) })
 )
 
 // typedValue converts a raw XML value to the first of types it fits. A value stays a string
@@ -304,9 +305,9 @@ func typedValue(v string, types []string) (json.RawMessage, error) {
 func convert(v, t string) (out json.RawMessage, ok, known bool) {
 	switch t {
 	case "integer":
-		return json.RawMessage(v), integerText.MatchString(v), true
+		return json.RawMessage(v), integerText().MatchString(v), true
 	case "number":
-		return json.RawMessage(v), numberText.MatchString(v), true
+		return json.RawMessage(v), numberText().MatchString(v), true
 	case "boolean":
 		return json.RawMessage(v), v == "true" || v == "false", true
 	case "null":

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -112,14 +113,14 @@ type Dependency struct {
 const InputVar = "input"
 
 var (
-	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	ownerPattern    = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-	varPattern      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+	toolNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
+	ownerPattern    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`) })
+	varPattern      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })
 )
 
 // ValidName reports whether s is a valid tool name: 1 to 64 letters, digits, _ and -, the
 // set every model API accepts.
-func ValidName(s string) bool { return toolNamePattern.MatchString(s) }
+func ValidName(s string) bool { return toolNamePattern().MatchString(s) }
 
 // ParseRef splits "owner/name@constraint" (owner and constraint optional).
 func ParseRef(s string) (owner, name, constraint string, err error) {
@@ -132,9 +133,9 @@ func ParseRef(s string) (owner, name, constraint string, err error) {
 		owner, name = "", ref
 	}
 	switch {
-	case qualified && !ownerPattern.MatchString(owner):
+	case qualified && !ownerPattern().MatchString(owner):
 		return "", "", "", fmt.Errorf("tool reference %q: bad owner %q", s, owner)
-	case !toolNamePattern.MatchString(name):
+	case !toolNamePattern().MatchString(name):
 		return "", "", "", fmt.Errorf("tool reference %q: bad name %q (letters, digits, _ and -)", s, name)
 	}
 	return owner, name, strings.TrimSpace(constraint), nil
@@ -267,7 +268,7 @@ func (v *manifestCheck) header() {
 	case !ValidName(m.Name):
 		v.errorf(m.Pos, "name %q: use 1 to 64 letters, digits, _ and -", m.Name)
 	}
-	if m.Owner != "" && !ownerPattern.MatchString(m.Owner) {
+	if m.Owner != "" && !ownerPattern().MatchString(m.Owner) {
 		v.errorf(m.Pos, "owner %q: use letters, digits, ., _ and -", m.Owner)
 	}
 	for _, d := range m.Dependencies {
@@ -286,7 +287,7 @@ func (v *manifestCheck) arguments() map[string]string {
 		case a.Variable == "":
 			v.errorf(a.Pos, "%s: variable is required", at)
 			continue
-		case !varPattern.MatchString(a.Variable):
+		case !varPattern().MatchString(a.Variable):
 			v.errorf(a.Pos, "%s: variable %q: use letters, digits, _ and -, starting with a letter or _", at, a.Variable)
 		case a.Variable != InputVar && vars[a.Variable] != "":
 			v.errorf(a.Pos, "%s: variable %q is declared twice", at, a.Variable)
@@ -319,7 +320,7 @@ func (v *manifestCheck) steps(vars map[string]string) {
 		switch {
 		case s.OutputVar == "":
 			v.errorf(s.Pos, "%s: output_var is required", at)
-		case !varPattern.MatchString(s.OutputVar):
+		case !varPattern().MatchString(s.OutputVar):
 			v.errorf(s.Pos, "%s: output_var %q: use letters, digits, _ and -, starting with a letter or _", at, s.OutputVar)
 		case vars[s.OutputVar] != "" || s.OutputVar == InputVar:
 			v.errorf(s.Pos, "%s: output_var %q is already a variable", at, s.OutputVar)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Param is one typed parameter of a tool defined in a file rather than in Go: a workflow's
@@ -21,7 +22,7 @@ type Param struct {
 	Enum        []any
 }
 
-var paramName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var paramName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })
 
 // ParamTypes are the scalar and container types a Param may have; an array may name its item
 // type as array<T>.
@@ -47,7 +48,7 @@ func CheckParams(params []Param) error {
 	seen := map[string]bool{}
 	for _, p := range params {
 		switch {
-		case !paramName.MatchString(p.Name):
+		case !paramName().MatchString(p.Name):
 			return fmt.Errorf("parameter name %q: use letters, digits, _ and -, starting with a letter or _", p.Name)
 		case seen[p.Name]:
 			return fmt.Errorf("parameter %q is declared twice", p.Name)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -16,32 +17,40 @@ const Masked = "***"
 const minSecret = 4
 
 // Token shapes masked wherever they appear.
-var tokenShapes = regexp.MustCompile(strings.Join([]string{
-	`\bsk-[A-Za-z0-9_-]{16,}`,                                      // OpenAI, Anthropic (sk-ant-...), many others
-	`\bgh[pousr]_[A-Za-z0-9]{30,}`,                                 // GitHub tokens
-	`\bgithub_pat_[A-Za-z0-9_]{30,}`,                               // GitHub fine-grained tokens
-	`\bxox[abposr]-[A-Za-z0-9-]{10,}`,                              // Slack
-	`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,                                // AWS access key ids
-	`\bglpat-[A-Za-z0-9_-]{20,}`,                                   // GitLab
-	`\bAIza[0-9A-Za-z_-]{35}`,                                      // Google API keys
-	`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, // JWTs
-	`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`,
-}, "|"))
+var tokenShapes = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(strings.Join([]string{
+		`\bsk-[A-Za-z0-9_-]{16,}`,                                      // OpenAI, Anthropic (sk-ant-...), many others
+		`\bgh[pousr]_[A-Za-z0-9]{30,}`,                                 // GitHub tokens
+		`\bgithub_pat_[A-Za-z0-9_]{30,}`,                               // GitHub fine-grained tokens
+		`\bxox[abposr]-[A-Za-z0-9-]{10,}`,                              // Slack
+		`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`,                                // AWS access key ids
+		`\bglpat-[A-Za-z0-9_-]{20,}`,                                   // GitLab
+		`\bAIza[0-9A-Za-z_-]{35}`,                                      // Google API keys
+		`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`, // JWTs
+		`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`,
+	}, "|"))
+})
 
 const credentialWords = `(?:password|passwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)`
 
 // Credentials introduced by a scheme or a header name, kept up to the value.
 var (
 	// "Bearer abc", "Basic abc" (the scheme stays, the credential goes).
-	authScheme = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}`)
+	authScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{8,}`) })
 	// "Authorization: anything up to the end of the line or quote".
-	headerLine = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie)(\s*[:=]\s*)([^\r\n"']+)`)
+	headerLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b((?:proxy-)?authorization|(?:set-)?cookie)(\s*[:=]\s*)([^\r\n"']+)`)
+	})
 	// "password=x", "api_key: x", "X-Api-Key: x" in commands, URLs and text, and
 	// "--token x" in commands.
-	keyValue  = regexp.MustCompile(`(?i)\b([a-z0-9_-]*` + credentialWords + `[a-z0-9_-]*)(["']?\s*[:=]\s*["']?)([^\s"'&,;]+)`)
-	flagValue = regexp.MustCompile(`(?i)(\s--?[a-z0-9_-]*` + credentialWords + `[a-z0-9_-]*)(\s+)([^\s"'&,;-][^\s"'&,;]*)`)
+	keyValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b([a-z0-9_-]*` + credentialWords + `[a-z0-9_-]*)(["']?\s*[:=]\s*["']?)([^\s"'&,;]+)`)
+	})
+	flagValue = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(\s--?[a-z0-9_-]*` + credentialWords + `[a-z0-9_-]*)(\s+)([^\s"'&,;-][^\s"'&,;]*)`)
+	})
 	// URL userinfo: scheme://user:password@host.
-	userinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):([^/\s@]+)@`)
+	userinfo = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*):([^/\s@]+)@`) })
 )
 
 // masker masks one record's secrets.
@@ -69,21 +78,21 @@ func (m masker) text(s string) string {
 		s = strings.ReplaceAll(s, sec, Masked)
 	}
 	if containsAny(s, tokenPrefixes) {
-		s = tokenShapes.ReplaceAllString(s, Masked)
+		s = tokenShapes().ReplaceAllString(s, Masked)
 	}
 	lower := strings.ToLower(s)
 	if containsAny(lower, []string{"authorization", "cookie"}) {
-		s = headerLine.ReplaceAllString(s, "${1}${2}"+Masked)
+		s = headerLine().ReplaceAllString(s, "${1}${2}"+Masked)
 	}
 	if containsAny(lower, []string{"bearer", "basic"}) {
-		s = authScheme.ReplaceAllString(s, "${1}${2}"+Masked)
+		s = authScheme().ReplaceAllString(s, "${1}${2}"+Masked)
 	}
 	if containsAny(lower, credentialHints) {
-		s = keyValue.ReplaceAllStringFunc(s, func(match string) string { return maskValue(keyValue, match) })
-		s = flagValue.ReplaceAllStringFunc(s, func(match string) string { return maskValue(flagValue, match) })
+		s = keyValue().ReplaceAllStringFunc(s, func(match string) string { return maskValue(keyValue(), match) })
+		s = flagValue().ReplaceAllStringFunc(s, func(match string) string { return maskValue(flagValue(), match) })
 	}
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
-		s = userinfo.ReplaceAllString(s, "${1}:"+Masked+"@")
+		s = userinfo().ReplaceAllString(s, "${1}:"+Masked+"@")
 	}
 	return s
 }

@@ -41,6 +41,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -86,8 +87,8 @@ type IndexItem struct {
 }
 
 var (
-	pathElem = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
-	hexSum   = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	pathElem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`) })
+	hexSum   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{64}$`) })
 )
 
 // safePath reports whether p is a relative "/"-separated path of plain elements: nothing a
@@ -97,7 +98,7 @@ func safePath(p string) bool {
 		return false
 	}
 	for _, el := range strings.Split(p, "/") {
-		if el == "." || el == ".." || !pathElem.MatchString(el) {
+		if el == "." || el == ".." || !pathElem().MatchString(el) {
 			return false
 		}
 	}
@@ -165,7 +166,7 @@ func (v IndexVersion) check() error {
 			return fmt.Errorf("file %q: want a relative path of plain names", f.Path)
 		case seen[f.Path]:
 			return fmt.Errorf("file %s is listed twice", f.Path)
-		case !hexSum.MatchString(f.SHA256):
+		case !hexSum().MatchString(f.SHA256):
 			return fmt.Errorf("file %s: sha256 %q is not 64 hex digits", f.Path, f.SHA256)
 		case f.Size < 0:
 			return fmt.Errorf("file %s: negative size", f.Path)
