@@ -145,9 +145,11 @@ func (l *loop) provider(ctx context.Context) error {
 	if v, ok := l.a.Options["model"]; ok && model == "" && v != nil {
 		return fault.New(fault.Invalid, "options.model: want a string, got %T", v)
 	}
+	inputs, _ := l.sc.Scope["inputs"].(map[string]any)
 	rp, err := l.x.d.Providers.Provider(ctx, ports.ProviderRef{
 		Workflow: l.sc.Workflow, Step: l.step, Name: l.a.Provider, Model: model,
 		ToolFormat: l.a.ToolOptions.ToolFormat,
+		RunID:      l.sc.RunID, Inputs: inputs, Tools: l.toolNames,
 	})
 	if err != nil {
 		return fmt.Errorf("provider: %w", err)

@@ -71,6 +71,13 @@ type ProviderRef struct {
 	// ToolFormat is tool_options.tool_format (xml | json | auto), for providers that read
 	// tool calls out of text; the others ignore it.
 	ToolFormat string
+	// RunID is the step's run, Inputs the run's resolved inputs and Tools the step's tools
+	// by registered name: what a provider that hands the tools to an agent CLI through
+	// `awf mcp serve` passes on, so that the CLI's calls run governed and are recorded under
+	// the run and step. Other providers ignore them.
+	RunID  string
+	Inputs map[string]any
+	Tools  []string
 }
 
 // ResolvedProvider is a step's provider, ready to use.

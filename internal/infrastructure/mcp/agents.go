@@ -47,7 +47,8 @@ type ServeCommand struct {
 	Flags []string
 }
 
-func (c ServeCommand) name() string {
+// ServerName is the server's name in the agent's configuration: Name, or "awf".
+func (c ServeCommand) ServerName() string {
 	if c.Name == "" {
 		return "awf"
 	}
@@ -87,9 +88,11 @@ func (c ServeCommand) Args() ([]string, error) {
 	return append(args, "--tools", strings.Join(c.Tools, ",")), nil
 }
 
-// AgentSetup is what an agent CLI needs to reach awf's server: arguments to add to its
-// command line (before the prompt), variables to add to its environment, and the files
-// written for it (remove them when the step ends).
+// AgentSetup is what an agent CLI needs to reach awf's server: arguments to add at the end
+// of its command line, variables to add to its environment, and the files written for it
+// (remove them when the step ends). The arguments go last because some of them take a list
+// of values (--allowedTools, --allowed-mcp-server-names), which would swallow a prompt
+// argument that followed them.
 type AgentSetup struct {
 	Args  []string
 	Env   []string
@@ -126,7 +129,7 @@ func SetupAgent(agent, dir string, c ServeCommand) (AgentSetup, error) {
 	if AgentKind(agent) != agent || agent == "" {
 		return AgentSetup{}, fmt.Errorf("agent %q: awf can configure MCP for %s, %s and %s", agent, AgentClaude, AgentCodex, AgentGemini)
 	}
-	name := c.name()
+	name := c.ServerName()
 	var files []string
 	if c.InputFile == "" && c.Inputs != nil {
 		c.InputFile = filepath.Join(dir, name+"-inputs.json")

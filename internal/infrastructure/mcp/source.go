@@ -382,7 +382,7 @@ func ListTools(servers map[string]workflow.MCPServer, cfg SourceConfig) ([]Impor
 	set, err := src.Load()
 	list := src.Imported()
 	if cerr := src.Close(); cerr != nil {
-		cfg.Log.Warn("stop MCP servers", "error", cerr)
+		src.cfg.Log.Warn("stop MCP servers", "error", cerr)
 	}
 	if err != nil {
 		return list, err

@@ -77,5 +77,6 @@ func providerSource(f *cmdutil.Factory, environ []string, opts cmdutil.RunnerOpt
 		Getenv: f.Getenv, Environ: environ, WorkDir: opts.WorkDir, Providers: cfg.Providers,
 		DefaultProvider: cfg.Provider, DefaultModel: cfg.Model,
 		Provider: opts.Provider, Model: opts.Model, Replay: opts.Replay, Record: opts.Record,
+		AgentMCP: agentServe(f, cfg),
 	})
 }

@@ -2,7 +2,8 @@
 // codex exec, gemini -p, llm, ...) once per turn, with the whole conversation as its prompt,
 // because such commands keep no history awf can reach. The tools and the form in which to call
 // them are described in the prompt, and the calls are read out of the command's text with
-// pkg/toolparse. It implements ports.Provider.
+// pkg/toolparse. An agent CLI can instead be handed the step's tools through MCP (Handoff):
+// it then calls them itself, and its final text is the reply. It implements ports.Provider.
 package cliagent
 
 import (
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +76,17 @@ type Config struct {
 	MaxRepairs int
 }
 
+// Handoff makes the command an agent that calls the step's tools itself, through an MCP
+// server, instead of writing the calls in its reply for awf to read.
+type Handoff struct {
+	// Server is the MCP server's name in the agent's configuration; the prompt names it.
+	Server string
+	// Setup prepares one run of the command: it writes the agent's MCP configuration into
+	// dir (private to the run, removed when it ends) and returns the arguments to add at the
+	// end of the command's and the variables ("K=V") to add to its environment.
+	Setup func(dir string) (args, env []string, err error)
+}
+
 // Client runs one command per turn. It is safe for concurrent use.
 type Client struct {
 	name    string
@@ -84,6 +97,7 @@ type Client struct {
 	env     []string
 	timeout time.Duration
 	repairs int
+	handoff *Handoff
 }
 
 // New checks cfg. A missing command, an unbalanced quote or an unknown tool format is a
@@ -140,16 +154,36 @@ func resolveFormat(name, format, program string) (string, error) {
 // Format returns the call form the prompt asks for.
 func (c *Client) Format() string { return c.format }
 
+// Program returns the program the client runs, as configured (a name looked up in PATH, or
+// a path).
+func (c *Client) Program() string { return c.program }
+
+// WithHandoff returns a client that runs the same command as c but hands it the step's tools
+// through MCP as h says: the prompt names the tools without asking for calls in the text, the
+// reply is never parsed for calls, and its text is the answer. A turn offered no tools runs
+// as with c. c is not changed.
+func (c *Client) WithHandoff(h Handoff) *Client {
+	cp := *c
+	cp.handoff = &h
+	return &cp
+}
+
+// Handoff returns the client's MCP hand-off, or nil when it reads calls out of the text.
+func (c *Client) Handoff() *Handoff { return c.handoff }
+
 // Chat runs the command with the conversation as its prompt and reads the reply: text, and
 // calls in any form toolparse knows. When the reply holds a malformed call, the command is run
 // again with the reply and the parse error appended, up to MaxRepairs times. Errors: Usage for
 // a command that cannot be found, Execution for one that fails, times out, or whose calls stay
 // malformed; a cancelled ctx returns its error.
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
+	if c.handoff != nil && len(req.Tools) > 0 {
+		return c.chatHandoff(ctx, req)
+	}
 	prompt := buildPrompt(req, c.format)
 	opts := parseOptions(req.Tools)
 	for attempt := 0; ; attempt++ {
-		out, err := c.run(ctx, prompt)
+		out, err := c.run(ctx, prompt, nil, nil)
 		if err != nil {
 			return ports.ChatResponse{}, err
 		}
@@ -163,6 +197,31 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRes
 		}
 		prompt = repairPrompt(prompt, out, perr, c.format)
 	}
+}
+
+// chatHandoff runs the agent once with its MCP configuration, written into a private
+// directory that is removed when the run ends. The agent calls the tools itself; its
+// standard output is the reply, without calls. A configuration that cannot be written is a
+// fault.System error.
+func (c *Client) chatHandoff(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
+	dir, err := os.MkdirTemp("", "awf-"+c.handoff.Server+"-")
+	if err != nil {
+		return ports.ChatResponse{}, fault.Wrap(fault.System, fmt.Errorf("%s: MCP configuration: %w", c.name, err))
+	}
+	defer os.RemoveAll(dir)
+	args, env, err := c.handoff.Setup(dir)
+	if err != nil {
+		return ports.ChatResponse{}, fault.Wrap(fault.System, fmt.Errorf("%s: MCP configuration: %w", c.name, err))
+	}
+	out, err := c.run(ctx, buildHandoffPrompt(req, c.handoff.Server), args, env)
+	if err != nil {
+		return ports.ChatResponse{}, err
+	}
+	resp := ports.ChatResponse{Content: strings.TrimSpace(out), FinishReason: "stop", Model: req.Model}
+	if req.OnDelta != nil && resp.Content != "" {
+		req.OnDelta(resp.Content)
+	}
+	return resp, nil
 }
 
 // response builds the reply, numbering calls after those already in the conversation so that
@@ -187,8 +246,9 @@ func (c *Client) response(req ports.ChatRequest, res toolparse.Result) ports.Cha
 	return resp
 }
 
-// run runs the command once and returns its standard output.
-func (c *Client) run(ctx context.Context, prompt string) (string, error) {
+// run runs the command once, with more arguments at the end and more variables in its
+// environment, and returns its standard output.
+func (c *Client) run(ctx context.Context, prompt string, moreArgs, moreEnv []string) (string, error) {
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
@@ -198,11 +258,14 @@ func (c *Client) run(ctx context.Context, prompt string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.CommandContext(ctx, c.program, args...)
+	cmd := exec.CommandContext(ctx, c.program, append(args, moreArgs...)...)
 	cmd.Dir = c.dir
 	cmd.Env = c.env
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
+	}
+	if len(moreEnv) > 0 {
+		cmd.Env = append(slices.Clip(cmd.Env), moreEnv...)
 	}
 	if onStdin {
 		cmd.Stdin = strings.NewReader(prompt)

@@ -53,6 +53,38 @@ func buildPrompt(req ports.ChatRequest, format string) string {
 	return b.String()
 }
 
+// buildHandoffPrompt renders the request for an agent CLI that reaches the step's tools
+// itself through the MCP server named server: the prompt names the tools, and never asks for
+// calls written in the text, which nobody would read.
+func buildHandoffPrompt(req ports.ChatRequest, server string) string {
+	var b strings.Builder
+	if s := strings.TrimSpace(req.System); s != "" {
+		b.WriteString(s)
+		b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&b, "# Tools\n\nThe MCP server %q gives you the tools below (your tool list may show them with the "+
+		"server's name as a prefix). Call them as your own tools when you need them: each call is run, approved and "+
+		"recorded for you. When you have finished, answer in plain text: that answer is the result.\n\n", server)
+	for _, t := range req.Tools {
+		fmt.Fprintf(&b, "- %s", t.Name)
+		if d, _, _ := strings.Cut(strings.TrimSpace(t.Description), "\n"); d != "" {
+			fmt.Fprintf(&b, ": %s", d)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	if len(req.Messages) == 1 && req.Messages[0].Role == "user" {
+		b.WriteString(req.Messages[0].Content)
+		return b.String()
+	}
+	b.WriteString("# Conversation\n\n")
+	for _, m := range req.Messages {
+		writeMessage(&b, m, FormatJSON)
+	}
+	b.WriteString("# Your turn\n\nWrite the assistant's next message, and only that.\n")
+	return b.String()
+}
+
 func writeTools(b *strings.Builder, tools []ports.ToolSchema, format string) {
 	form := jsonForm
 	note := "Write one <tool_call> block per call."

@@ -2,9 +2,10 @@
 // workflow's providers:, the providers: of the config files, and the built-in defaults
 // (openai, anthropic and its alias claude, ollama, cli). It applies the command line's
 // --provider and --model, substitutes the replay provider for every step under --replay, and
-// wraps providers in a recorder under --record. API keys are read from the environment
-// variables the configuration names, never from workflow files. It implements
-// ports.ProviderSource.
+// wraps providers in a recorder under --record. A cli provider that runs an agent CLI
+// (claude, codex, gemini) for a step with tools hands it the tools through `awf mcp serve`
+// (Options.AgentMCP). API keys are read from the environment variables the configuration
+// names, never from workflow files. It implements ports.ProviderSource.
 package factory
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
+	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/anthropic"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/cliagent"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/ollama"
@@ -65,6 +67,14 @@ type Options struct {
 	Record string
 	// HTTPClient sends the requests of HTTP providers; nil means theirs.
 	HTTPClient *http.Client
+	// AgentMCP is how agent CLIs start `awf mcp serve`: the awf executable and the global
+	// flags to pass on (the audit log, the state directory, --non-interactive, --approve,
+	// --yes). The factory adds the step's workflow, tools, inputs, run id and step name. A
+	// cli provider whose program is claude, codex or gemini (or says so in options.agent)
+	// then gives a step with tools to the agent through MCP instead of describing the tools
+	// in the prompt, unless its options.mcp is false. Nil: every cli provider describes the
+	// tools in the prompt and reads the calls out of the reply.
+	AgentMCP *awfmcp.ServeCommand
 }
 
 // Factory resolves providers and keeps one client per distinct configuration. Safe for
@@ -143,6 +153,11 @@ func (f *Factory) Provider(_ context.Context, ref ports.ProviderRef) (ports.Reso
 		p = player.Step(wfName, ref.Step)
 	} else if p, err = f.client(s, tr, cmp.Or(ref.ToolFormat, tr.toolFormat), wfDir); err != nil {
 		return ports.ResolvedProvider{}, err
+	}
+	if c, ok := p.(*cliagent.Client); ok {
+		if p, err = f.handoff(s, tr, c, ref); err != nil {
+			return ports.ResolvedProvider{}, err
+		}
 	}
 	if f.recorder != nil {
 		p = f.recorder.Wrap(wfName, ref.Step, p)
@@ -280,6 +295,36 @@ func (f *Factory) build(s spec, tr transport, toolFormat, wfDir string) (ports.P
 			Dir: f.o.WorkDir, Env: f.o.Environ, Timeout: tr.timeout, MaxRepairs: tr.maxRepairs})
 	}
 	return nil, fault.New(fault.Usage, "unknown type %q: want openai, anthropic, ollama, cli or replay", s.Type)
+}
+
+// handoff gives a cli provider's agent CLI the step's tools through `awf mcp serve`, when the
+// step has tools and either options.mcp is true or it is unset and the agent is known (from
+// options.agent or the program's name). Otherwise c reads calls out of the text as before.
+// options.mcp: true for a program awf does not know, or where no awf executable is known, is
+// a fault.Usage error.
+func (f *Factory) handoff(s spec, tr transport, c *cliagent.Client, ref ports.ProviderRef) (ports.Provider, error) {
+	agent := cmp.Or(tr.agent, awfmcp.AgentKind(c.Program()))
+	switch {
+	case len(ref.Tools) == 0, tr.mcpSet && !tr.mcp:
+		return c, nil // nothing to hand over, or the text protocol asked for
+	case !tr.mcpSet && (agent == "" || f.o.AgentMCP == nil):
+		return c, nil // not an agent CLI awf knows, or no awf to serve the tools
+	case agent == "":
+		return nil, fault.New(fault.Usage, "provider %q (%s): options.mcp is true, but %q is not an agent CLI awf knows: "+
+			"set options.agent to %s, %s or %s", s.Name, s.from, c.Program(), awfmcp.AgentClaude, awfmcp.AgentCodex, awfmcp.AgentGemini)
+	case f.o.AgentMCP == nil:
+		return nil, fault.New(fault.Usage, "provider %q (%s): options.mcp is true, but this command cannot start awf mcp serve", s.Name, s.from)
+	}
+	serve := *f.o.AgentMCP
+	serve.Tools = slices.Clone(ref.Tools)
+	serve.RunID, serve.Step = ref.RunID, ref.Step
+	if ref.Workflow != nil && ref.Workflow.Path != "" {
+		serve.Workflow, serve.Inputs = ref.Workflow.Path, ref.Inputs
+	}
+	return c.WithHandoff(cliagent.Handoff{Server: serve.ServerName(), Setup: func(dir string) ([]string, []string, error) {
+		setup, err := awfmcp.SetupAgent(agent, dir, serve)
+		return setup.Args, setup.Env, err
+	}}), nil
 }
 
 // cassette is the player of a provider of type replay: a cassette named in the

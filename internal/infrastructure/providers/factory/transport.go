@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
 )
 
 // transport holds the options of a provider definition that configure the client rather than
@@ -19,6 +20,11 @@ type transport struct {
 	toolFormat string
 	maxRepairs int
 	cassette   string
+	// mcp is options.mcp of a cli provider: unset (mcpSet false) hands the step's tools to
+	// known agent CLIs through MCP, true requires it, false never does it. agent is
+	// options.agent: which agent CLI the command is, when its name does not say.
+	mcp, mcpSet bool
+	agent       string
 }
 
 // transportKeys are the options transportOf takes out, by provider type.
@@ -26,7 +32,7 @@ var transportKeys = map[string][]string{
 	TypeOpenAI:    {"stream", "max_retries", "timeout", "headers"},
 	TypeAnthropic: {"stream", "max_retries", "timeout", "headers"},
 	TypeOllama:    {"stream", "max_retries", "timeout", "headers"},
-	TypeCLI:       {"timeout", "tool_format", "max_repairs"},
+	TypeCLI:       {"timeout", "tool_format", "max_repairs", "mcp", "agent"},
 	TypeReplay:    {"cassette"},
 }
 
@@ -56,6 +62,11 @@ func transportOf(s spec) (transport, map[string]any, error) {
 			t.toolFormat, err = stringOpt(v)
 		case "cassette":
 			t.cassette, err = stringOpt(v)
+		case "mcp":
+			t.mcp, err = boolOpt(v)
+			t.mcpSet = true
+		case "agent":
+			t.agent, err = agentOpt(v)
 		}
 		if err != nil {
 			return transport{}, nil, fault.New(fault.Usage, "provider %q (%s): options.%s: %v", s.Name, s.from, k, err)
@@ -73,6 +84,15 @@ func boolOpt(v any) (bool, error) {
 		return false, fmt.Errorf("want true or false, got %v", v)
 	}
 	return b, nil
+}
+
+// agentOpt reads the name of an agent CLI awf can hand tools to through MCP.
+func agentOpt(v any) (string, error) {
+	s, err := stringOpt(v)
+	if err != nil || awfmcp.AgentKind(s) == s && s != "" {
+		return s, err
+	}
+	return "", fmt.Errorf("want %s, %s or %s, got %q", awfmcp.AgentClaude, awfmcp.AgentCodex, awfmcp.AgentGemini, s)
 }
 
 func stringOpt(v any) (string, error) {

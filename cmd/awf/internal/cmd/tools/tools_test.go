@@ -313,6 +313,7 @@ func TestFlags(t *testing.T) {
 	}{
 		{[]string{"list", "--tag", "a,b", "--tag", "c", "--search", "x", "--workflow", "w.yaml", "-o", "json"},
 			&ListOptions{Tags: []string{"a", "b", "c"}, Search: "x", Workflow: "w.yaml", Output: "json"}},
+		{[]string{"list", "--mcp", "--workflow", "w.yaml", "--search", "fs."}, &ListOptions{MCP: true, Workflow: "w.yaml", Search: "fs."}},
 		{[]string{"show", "acme/x@^1"}, &ShowOptions{Name: "acme/x@^1"}},
 		{[]string{"search", "gr", "--tag", "t", "--all-tags"}, &SearchOptions{Query: "gr", Tags: []string{"t"}, AllTags: true}},
 		{[]string{"run", "grep", "--arg", "a=1,2", "--arg", "b=x=y", "--args-json", "{}", "--input", "-"},
@@ -351,7 +352,8 @@ func TestFlags(t *testing.T) {
 }
 
 func TestArgsErrors(t *testing.T) {
-	for _, args := range [][]string{{"show"}, {"run"}, {"install"}, {"index"}, {"check", "a", "b"}, {"search", "a", "b"}, {"list", "x"}} {
+	for _, args := range [][]string{{"show"}, {"run"}, {"install"}, {"index"}, {"check", "a", "b"}, {"search", "a", "b"}, {"list", "x"},
+		{"list", "--mcp"}, {"list", "--mcp", "--workflow", "w.yaml", "--tag", "a"}} {
 		ios, _, _, _ := iostreams.Test()
 		f := &cmdutil.Factory{IO: ios, Getenv: func(string) string { return "" }, Flags: &cmdutil.GlobalFlags{}}
 		cmd := NewCmdTools(f, func(context.Context, any) error { return nil })
