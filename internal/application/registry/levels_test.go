@@ -205,3 +205,33 @@ func TestEntryJSON(t *testing.T) {
 		t.Errorf("json = %s\nwant   %s", b, want)
 	}
 }
+
+// TestRefinedBuiltinShadowsNothing: a workflow's narrowed built-in (builtin: true with
+// restrictions) replaces the built-in on purpose and is not reported; another tool of a
+// built-in's name at the workflow level is, and a refined tool over a non-built-in is too.
+func TestRefinedBuiltinShadowsNothing(t *testing.T) {
+	r := bareRegistry(t, registry.Config{})
+	probs, err := r.Load(
+		static(tool.LevelBuiltin, tool.Set{Tools: []tool.Tool{echo("read_file", "read:"), echo("grep", "grep:")}}),
+		static(tool.LevelUser, tool.Set{Tools: []tool.Tool{echo("fmt", "user fmt:")}}),
+		static(tool.LevelWorkflow, tool.Set{
+			Refined: []tool.Tool{echo("read_file", "narrow read:"), echo("fmt", "narrow fmt:")},
+			Tools:   []tool.Tool{echo("grep", "my grep:")},
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := problemsText(probs)
+	if strings.Contains(got, `"read_file"`) {
+		t.Errorf("the refined read_file is reported:\n%s", got)
+	}
+	for _, want := range []string{`tool "grep" (workflow) shadows the builtin tool "grep"`, `tool "fmt" (workflow) shadows the user tool "fmt"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	if res := r.Call(t.Context(), "read_file", map[string]any{}, registry.CallOptions{}); !strings.HasPrefix(fmt.Sprint(res.Data), "narrow read:") {
+		t.Errorf("read_file resolves to %+v; want the refined tool", res)
+	}
+}

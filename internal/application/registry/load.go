@@ -65,6 +65,11 @@ func (r *Registry) entries(set tool.Set, level tool.Level) []*entry {
 	for _, t := range set.Tools {
 		out = append(out, r.toolEntry(t, level))
 	}
+	for _, t := range set.Refined {
+		e := r.toolEntry(t, level)
+		e.refines = true
+		out = append(out, e)
+	}
 	for _, m := range set.Manifests {
 		out = append(out, r.manifestEntry(m, level))
 	}
@@ -273,8 +278,8 @@ func (r *Registry) targetLocked(e *entry) (*entry, error) {
 }
 
 // shadowsLocked warns about each added definition that hides, or is hidden by, a definition
-// of the same name on another level. An alias that refines the tool of its own name (a
-// workflow's `read_file` entry over the built-in) hides nothing.
+// of the same name on another level. An alias of the tool of its own name (a workflow's
+// `read_file` entry over the built-in) hides nothing, nor does a refined built-in (Set.Refined).
 func (r *Registry) shadowsLocked(added []*entry) workflow.Problems {
 	var probs workflow.Problems
 	seen := map[[2]*entry]bool{}
@@ -291,7 +296,7 @@ func (r *Registry) shadowsLocked(added []*entry) workflow.Problems {
 			if l < e.Level {
 				hi, lo = o, e
 			}
-			if seen[[2]*entry{hi, lo}] || hi.target == lo {
+			if seen[[2]*entry{hi, lo}] || hi.target == lo || (hi.refines && lo.Level == tool.LevelBuiltin) {
 				continue
 			}
 			seen[[2]*entry{hi, lo}] = true

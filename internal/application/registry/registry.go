@@ -119,6 +119,7 @@ type entry struct {
 	semver    *semver.Version // installed tools
 	building  bool
 	cacheable bool
+	refines   bool                // narrows the built-in of its name on purpose (tool.Set.Refined)
 	propTypes map[string][]string // parameter types, for coercion
 }
 

@@ -158,7 +158,11 @@ func (q Query) Matches(name string, tags []string) bool {
 // chains), aliases and wrapped-tool definitions it builds once every level is known, and the
 // problems found while reading them (errors skip the definition; warnings do not).
 type Set struct {
-	Tools     []Tool
+	Tools []Tool
+	// Refined are tools that replace the built-in of their own name on purpose, narrowed (a
+	// workflow's `builtin: true` entry with restrictions): unlike other tools of a built-in's
+	// name, they are not reported as shadowing it.
+	Refined   []Tool
 	Manifests []*Manifest
 	Aliases   []Alias
 	Wrapped   []WrapSpec

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
@@ -102,25 +100,7 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: intended(wf, warnings)}, nil
-}
-
-// intended drops the shadowing warnings of `builtin: true` entries: restricting a built-in
-// under its own name is what such an entry is for.
-func intended(wf *workflow.Workflow, warnings workflow.Problems) workflow.Problems {
-	var out workflow.Problems
-	for _, w := range warnings {
-		keep := true
-		for _, t := range wf.Tools {
-			if t.Builtin && strings.Contains(w.Msg, fmt.Sprintf("tool %q (workflow) shadows the builtin", t.Name)) {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, w)
-		}
-	}
-	return out
+	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: warnings}, nil
 }
 
 // keyEnvNames lists the variables holding provider API keys, by the resolved configuration.

@@ -236,7 +236,7 @@ func TestSource(t *testing.T) {
 	restricted := &tool.Func{ToolName: "read_file"}
 	src.Builtin = func(workflow.ToolSpec) (tool.Tool, error) { return restricted, nil }
 	set, _ = src.Load()
-	if len(set.Tools) != 2 || set.Tools[1] != restricted {
-		t.Errorf("with Builtin, Tools = %v", set.Tools)
+	if len(set.Tools) != 1 || len(set.Refined) != 1 || set.Refined[0] != restricted {
+		t.Errorf("with Builtin, Tools = %v, Refined = %v; want the restricted built-in refined", set.Tools, set.Refined)
 	}
 }

@@ -48,7 +48,7 @@ func (s Source) Load() (tool.Set, error) {
 			if t, err := s.builtin(spec); err != nil {
 				set.Problems = append(set.Problems, workflow.Problem{Pos: spec.Pos, Msg: fmt.Sprintf("tool %q: %v", spec.Name, err)})
 			} else if t != nil {
-				set.Tools = append(set.Tools, t)
+				set.Refined = append(set.Refined, t)
 			} else {
 				set.Aliases = append(set.Aliases, tool.Alias{Name: spec.Name, Target: spec.Name, Level: tool.LevelBuiltin,
 					Description: spec.Description, Source: spec.Pos.File, Pos: spec.Pos})
