@@ -17,24 +17,49 @@ type Result struct {
 	Warnings workflow.Problems
 }
 
-// File loads, validates and compiles the workflow at path. Load and template errors are
-// returned together as one workflow.Problems error (fault.Invalid); I/O errors keep the kind
-// the loader gave them.
+// File loads, validates and compiles the workflow at path, and every workflow its workflow
+// steps call (each file once), checking the inputs each such step passes. Load and template
+// errors of all of them are returned together as one workflow.Problems error (fault.Invalid);
+// I/O errors of the file itself keep the kind the loader gave them.
 func File(l ports.WorkflowLoader, t ports.Templater, path string) (Result, error) {
-	wf, err := l.Load(path)
-	if err == nil {
-		return Workflow(t, wf)
+	c := &compiler{l: l, t: t, loaded: map[string]*workflow.Workflow{}}
+	_, res, err := c.file(path)
+	return res, err
+}
+
+// compiler compiles a workflow and the workflows it calls.
+type compiler struct {
+	l      ports.WorkflowLoader
+	t      ports.Templater
+	loaded map[string]*workflow.Workflow // by absolute path; nil while being compiled or unloadable
+}
+
+// file compiles the workflow at path and its children. It returns the workflow as loaded (nil
+// when nothing could be decoded), for the caller's input check.
+func (c *compiler) file(path string) (*workflow.Workflow, Result, error) {
+	wf, err := c.l.Load(path)
+	var all workflow.Problems
+	if err != nil {
+		all = Problems(err)
+		if wf == nil || all == nil {
+			return nil, Result{}, err
+		}
 	}
-	loadProblems := Problems(err)
-	if wf == nil || loadProblems == nil {
-		return Result{}, err
-	}
-	// The loader returned what it could decode: report its template problems in the same pass.
-	res, checkErr := Workflow(t, wf)
-	all := append(workflow.Problems{}, loadProblems...)
+	res, checkErr := Workflow(c.t, wf)
 	all = append(all, Problems(checkErr)...)
+	for _, p := range c.children(wf) {
+		if p.Severity == workflow.SeverityWarning {
+			res.Warnings = append(res.Warnings, p)
+		} else {
+			all = append(all, p)
+		}
+	}
+	res.Warnings.Sort()
+	if len(all) == 0 {
+		return wf, res, nil
+	}
 	all.Sort()
-	return Result{Warnings: res.Warnings}, dedupe(all)
+	return wf, Result{Warnings: res.Warnings}, dedupe(all)
 }
 
 // Workflow compiles an already loaded workflow.

@@ -29,11 +29,7 @@ type Problem struct {
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.Pos.File != "" {
-		b.WriteString(p.Pos.File)
-		if p.Pos.Line > 0 {
-			fmt.Fprintf(&b, ":%d:%d", p.Pos.Line, p.Pos.Col)
-		}
-		b.WriteString(": ")
+		b.WriteString(p.Pos.String() + ": ")
 	}
 	if p.Severity == SeverityWarning {
 		b.WriteString("warning: ")

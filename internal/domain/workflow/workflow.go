@@ -3,13 +3,25 @@
 // evaluating expressions belong to the loader and templater adapters.
 package workflow
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Pos is a position in a source file, 1-based. The zero Pos means "unknown".
 type Pos struct {
 	File string
 	Line int
 	Col  int
+}
+
+// String is the position as editors and compilers write it: file:line:col, file when the line
+// is unknown, "" when nothing is.
+func (p Pos) String() string {
+	if p.Line <= 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
 }
 
 // Workflow is one loaded workflow file. Template strings are kept verbatim; the templater

@@ -30,8 +30,9 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(context.Context, *Options) err
 		Use:   "validate WORKFLOW...",
 		Short: "Check workflow files without running them",
 		Long: `Load, validate and compile each workflow: unknown keys, bad types, duplicate step
-names, references to steps that are not earlier, template syntax. Every problem is reported
-with file:line:column; warnings (such as inputs used but not declared) do not fail.`,
+names, references to steps that are not earlier, template syntax. The workflows that
+workflow steps call are compiled too, and the inputs passed to them checked. Every problem is
+reported with file:line:column; warnings (such as inputs used but not declared) do not fail.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fault.New(fault.Usage, "need at least one workflow file: awf validate WORKFLOW...")

@@ -1,0 +1,117 @@
+package compile
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/awf-dev/awf/internal/domain/workflow"
+)
+
+// children compiles the workflows that wf's workflow steps call, at any depth of parallel
+// steps, and checks the inputs each step passes. Each file is compiled once, however often it
+// is called; a file already being compiled up the chain (a recursive workflow, which the
+// runner bounds by depth) is not entered again. Problems inside a child keep the child's
+// positions, with a hint naming the step that calls it (the chain of them, for grandchildren).
+func (c *compiler) children(wf *workflow.Workflow) workflow.Problems {
+	var probs workflow.Problems
+	var walk func(steps []workflow.Step)
+	walk = func(steps []workflow.Step) {
+		for i := range steps {
+			s := &steps[i]
+			if s.Parallel != nil {
+				walk(s.Parallel.Steps)
+			}
+			if s.Workflow != nil && s.Workflow.Path != "" {
+				probs = append(probs, c.child(wf, s)...)
+			}
+		}
+	}
+	walk(wf.Steps)
+	return probs
+}
+
+// child compiles the workflow step s calls (once) and checks the inputs s passes to it.
+func (c *compiler) child(parent *workflow.Workflow, s *workflow.Step) workflow.Problems {
+	// Named as the parent's file was given (relative stays relative), keyed absolute.
+	path := s.Workflow.Path
+	if !filepath.IsAbs(path) {
+		dir := filepath.Dir(s.Pos.File)
+		if s.Pos.File == "" {
+			dir = parent.Dir
+		}
+		path = filepath.Join(dir, path)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	calledBy := fmt.Sprintf("called by step %q at %s", s.Name, s.FieldPos("workflow"))
+	child, seen := c.loaded[abs]
+	if !seen {
+		c.loaded[abs] = nil // being compiled: a cycle stops here
+		var res Result
+		child, res, err = c.file(path)
+		c.loaded[abs] = child
+		var probs workflow.Problems
+		for _, p := range append(res.Warnings, Problems(err)...) {
+			if p.Hint == "" {
+				p.Hint = calledBy
+			} else {
+				p.Hint += "; " + calledBy
+			}
+			probs = append(probs, p)
+		}
+		if err != nil && Problems(err) == nil {
+			probs = append(probs, workflow.Problem{Pos: s.FieldPos("workflow"), Field: "workflow",
+				Msg: fmt.Sprintf("step %q: %v", s.Name, err), Hint: "the path is relative to this workflow's directory"})
+		}
+		if child != nil {
+			probs = append(probs, checkCall(s, child)...)
+		}
+		return probs
+	}
+	if child == nil {
+		return nil // reported where it was first compiled, or a cycle
+	}
+	return checkCall(s, child)
+}
+
+// checkCall checks the inputs a workflow step passes against those its workflow declares:
+// every name must be declared, and every required input without a default must be given.
+func checkCall(s *workflow.Step, child *workflow.Workflow) workflow.Problems {
+	var probs workflow.Problems
+	declared := make([]string, 0, len(child.Inputs))
+	for _, in := range child.Inputs {
+		declared = append(declared, in.Name)
+	}
+	given := make([]string, 0, len(s.Workflow.Inputs))
+	for name := range s.Workflow.Inputs {
+		given = append(given, name)
+	}
+	sort.Strings(given)
+	pos := s.FieldPos("inputs")
+	for _, name := range given {
+		if !slices.Contains(declared, name) {
+			probs = append(probs, workflow.Problem{Pos: pos, Field: "inputs." + name,
+				Msg:  fmt.Sprintf("step %q passes input %q, which workflow %s does not declare", s.Name, name, child.Name),
+				Hint: hintOr(workflow.DidYouMean(name, declared), fmt.Sprintf("its inputs: %v", declared))})
+		}
+	}
+	for _, in := range child.Inputs {
+		if in.Required && !in.HasDefault && !slices.Contains(given, in.Name) {
+			probs = append(probs, workflow.Problem{Pos: pos, Field: "inputs",
+				Msg:  fmt.Sprintf("step %q does not pass input %q, which workflow %s requires", s.Name, in.Name, child.Name),
+				Hint: fmt.Sprintf("add %s: ... under the step's inputs", in.Name)})
+		}
+	}
+	return probs
+}
+
+func hintOr(hint, otherwise string) string {
+	if hint != "" {
+		return hint
+	}
+	return otherwise
+}
