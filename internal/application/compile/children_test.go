@@ -43,7 +43,7 @@ func TestFileCompilesCalledWorkflows(t *testing.T) {
 		wantErrs []string // substrings of the error, each on its own line
 	}{
 		{"ok", map[string]string{
-			"parent.yaml": "name: p\nsteps:\n  - {name: c, type: workflow, workflow: sub/child.yaml, inputs: {who: me}}\n",
+			"parent.yaml":    "name: p\nsteps:\n  - {name: c, type: workflow, workflow: sub/child.yaml, inputs: {who: me}}\n",
 			"sub/child.yaml": childOK,
 		}, nil},
 		{"errors inside the child, with its positions and the caller", map[string]string{
