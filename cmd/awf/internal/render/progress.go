@@ -66,7 +66,7 @@ func (p *Progress) Emit(e ports.Event) {
 		p.line("%s: attempt %d failed: %s; retrying", e.Step, e.Attempt, e.Message)
 	case ports.ToolStarted:
 		if !p.live {
-			p.line("%s: tool %s %s", e.Step, e.Tool, e.Meta)
+			p.line("%s: tool %s", e.Step, toolLabel(e.Tool, e.Meta))
 		}
 	case ports.ToolFinished:
 		p.toolFinished(e)
@@ -104,7 +104,19 @@ func (p *Progress) toolFinished(e ports.Event) {
 	if e.Message != "" && status != "ok" {
 		status += ": " + firstLine(e.Message, 120)
 	}
-	p.line("  %s %s %s (%s) %s", p.mark("→", "36"), e.Tool, e.Meta, e.Duration.Round(time.Millisecond), status)
+	p.line("  %s %s (%s) %s", p.mark("→", "36"), toolLabel(e.Tool, e.Meta), e.Duration.Round(time.Millisecond), status)
+}
+
+// toolLabel names a call: the tool and its one-line summary, without saying the name twice
+// when the summary starts with it (a command tool's "run_tests", "search_code pattern=...").
+func toolLabel(name, meta string) string {
+	switch {
+	case meta == "" || meta == name:
+		return name
+	case strings.HasPrefix(meta, name+" "):
+		return meta
+	}
+	return name + " " + meta
 }
 
 // line prints a permanent line unless quiet.

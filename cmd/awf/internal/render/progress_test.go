@@ -72,3 +72,22 @@ func TestLiveLine(t *testing.T) {
 		t.Errorf("finished line does not clear the live line: %q", errOut.String())
 	}
 }
+
+func TestToolLinesNameTheToolOnce(t *testing.T) {
+	tests := []struct{ tool, meta, want string }{
+		{"read_file", "read src/a.go", "agent: tool read_file read src/a.go\n"},
+		{"search_code", `search_code pattern="x"`, "agent: tool search_code pattern=\"x\"\n"},
+		{"run_tests", "run_tests", "agent: tool run_tests\n"},
+		{"shell", "", "agent: tool shell\n"},
+		{"runner", "run_tests", "agent: tool runner run_tests\n"},
+	}
+	for _, tc := range tests {
+		ios, _, _, errOut := iostreams.Test()
+		p := New(ios, time.Now)
+		p.Emit(ports.Event{Kind: ports.ToolStarted, Step: "agent", Tool: tc.tool, Meta: tc.meta})
+		p.Close()
+		if got := errOut.String(); got != tc.want {
+			t.Errorf("tool %q meta %q: %q, want %q", tc.tool, tc.meta, got, tc.want)
+		}
+	}
+}
