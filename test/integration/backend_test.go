@@ -33,7 +33,6 @@ func newBackend(t *testing.T) (*container.Runner, string, string) {
 	ws := t.TempDir()
 	id := rand.Text()
 	r, err := container.New(container.Config{
-		Client:     docker,
 		HelperPath: helperPath,
 		Image:      busyboxImage,
 		WorkDir:    ws,

@@ -7,7 +7,8 @@
 // system is read-only, /tmp a small tmpfs; there is no network unless the policy allows it; no
 // capabilities, no_new_privs; memory, CPU, pids and file-size limits come from the policy. A
 // command allowlist, which nothing in the container could enforce, is refused. The engine is
-// reached through the Docker API client, never the docker CLI, and images are never pulled.
+// reached through the Docker Engine API (package engine), never the docker CLI, and images are
+// never pulled.
 // It implements ports.ProcessRunner; Selector routes requests between it and another runner.
 package container
 
@@ -25,15 +26,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/pkg/stdcopy"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
-	"github.com/moby/moby/client"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/container/engine"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 )
 
@@ -62,11 +58,11 @@ const apiTimeout = 30 * time.Second
 
 // Config sets up a Runner. The zero value is usable: every field has a default.
 type Config struct {
-	// Client talks to the Docker engine; nil means one configured from the environment
-	// (DOCKER_HOST, DOCKER_API_VERSION, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY), which the Runner
-	// then owns and Close closes. The engine must run on this machine: bind mounts name host
-	// paths.
-	Client *client.Client
+	// Engine talks to the Docker engine; nil means one configured from the environment
+	// (engine.FromEnv: DOCKER_HOST, DOCKER_API_VERSION, DOCKER_CERT_PATH, DOCKER_TLS_VERIFY),
+	// which the Runner then owns and Close closes. The engine must run on this machine: bind
+	// mounts name host paths.
+	Engine *engine.Client
 	// HelperPath is the static awf executable bound into the container to interpret the
 	// script; "" means os.Executable(). A dynamically linked one is refused by Run.
 	HelperPath string
@@ -114,7 +110,7 @@ func MinimalEnv() []string {
 // safe for concurrent use.
 type Runner struct {
 	cfg        Config
-	cli        *client.Client
+	cli        *engine.Client
 	ownsClient bool
 	cwd        string
 	user       string
@@ -127,9 +123,9 @@ var _ ports.ProcessRunner = (*Runner)(nil)
 // New returns a Runner with cfg's defaults filled in. It fails (fault.System) only when no
 // client can be configured from the environment; an engine that does not answer shows at Run.
 func New(cfg Config) (*Runner, error) {
-	r := &Runner{cfg: cfg, cli: cfg.Client, log: cfg.Log, user: cfg.User}
+	r := &Runner{cfg: cfg, cli: cfg.Engine, log: cfg.Log, user: cfg.User}
 	if r.cli == nil {
-		cli, err := client.New(client.FromEnv)
+		cli, err := engine.FromEnv(os.Getenv)
 		if err != nil {
 			return nil, fault.Wrap(fault.System, fmt.Errorf("docker client: %w", err))
 		}
@@ -239,7 +235,7 @@ func (r *Runner) create(ctx context.Context, s *spec, ex *exchange, helper strin
 		bind(helper, exchangeDir+"/awf", true),
 		bind(ex.request, exchangeDir+"/request", true),
 		bind(ex.status, exchangeDir+"/status", false),
-		mount.Mount{Type: mount.TypeTmpfs, Target: "/tmp", TmpfsOptions: &mount.TmpfsOptions{SizeBytes: r.cfg.TmpSize, Mode: 0o1777}},
+		engine.Mount{Type: engine.MountTmpfs, Target: "/tmp", TmpfsOptions: &engine.TmpfsOptions{SizeBytes: r.cfg.TmpSize, Mode: 0o1777}},
 	)
 	if ex.stdin != "" {
 		entry = append(entry, exchangeDir+"/stdin")
@@ -248,19 +244,17 @@ func (r *Runner) create(ctx context.Context, s *spec, ex *exchange, helper strin
 	labels := map[string]string{LabelBackend: "container"}
 	maps.Copy(labels, r.cfg.Labels)
 	withInit := true
-	opts := client.ContainerCreateOptions{
-		Config: &container.Config{
-			Image:      s.image,
-			Entrypoint: entry,
-			Cmd:        []string{},
-			Env:        []string{process.FileHelperEnv},
-			WorkingDir: s.dir,
-			User:       r.user,
-			Hostname:   "awf-sandbox",
-			Labels:     labels,
-		},
-		HostConfig: &container.HostConfig{
-			NetworkMode:    container.NetworkMode(s.network),
+	req := engine.CreateRequest{
+		Image:      s.image,
+		Entrypoint: entry,
+		Cmd:        []string{},
+		Env:        []string{process.FileHelperEnv},
+		WorkingDir: s.dir,
+		User:       r.user,
+		Hostname:   "awf-sandbox",
+		Labels:     labels,
+		HostConfig: engine.HostConfig{
+			NetworkMode:    s.network,
 			Mounts:         mounts,
 			Resources:      s.resources,
 			CapDrop:        []string{"ALL"},
@@ -268,36 +262,36 @@ func (r *Runner) create(ctx context.Context, s *spec, ex *exchange, helper strin
 			ReadonlyRootfs: true,
 			Init:           &withInit, // reaps what the script leaves behind; kills it all when the helper exits
 			IpcMode:        "private",
-			LogConfig:      container.LogConfig{Type: "none"}, // output is streamed, never stored
+			LogConfig:      &engine.LogConfig{Type: "none"}, // output is streamed, never stored
 		},
 	}
 	apiCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), apiTimeout)
 	defer cancel()
-	created, err := r.cli.ContainerCreate(apiCtx, opts)
+	id, err := r.cli.CreateContainer(apiCtx, req)
 	if err != nil {
 		return "", r.createError(apiCtx, s, err)
 	}
-	return created.ID, nil
+	return id, nil
 }
 
-func bind(source, target string, ro bool) mount.Mount {
-	return mount.Mount{Type: mount.TypeBind, Source: source, Target: target, ReadOnly: ro}
+func bind(source, target string, ro bool) engine.Mount {
+	return engine.Mount{Type: engine.MountBind, Source: source, Target: target, ReadOnly: ro}
 }
 
 // createError classifies a failed create: the engine unreachable (System), the image or the
 // network missing (Execution, with what to do), anything else (System).
 func (r *Runner) createError(ctx context.Context, s *spec, err error) error {
 	switch {
-	case client.IsErrConnectionFailed(err):
-		return fault.Wrap(fault.System, fmt.Errorf("container backend: docker engine not reachable: %w", err))
-	case cerrdefs.IsNotFound(err):
-		if _, ierr := r.cli.ImageInspect(ctx, s.image); cerrdefs.IsNotFound(ierr) {
+	case errors.Is(err, engine.ErrConnectionFailed):
+		return fault.Wrap(fault.System, fmt.Errorf("container backend: %w", err))
+	case errors.Is(err, engine.ErrNotFound):
+		if _, ierr := r.cli.InspectImage(ctx, s.image); errors.Is(ierr, engine.ErrNotFound) {
 			return fault.New(fault.Execution, "container backend: image %q is not on the docker engine, and images are never pulled: "+
 				"build or load it first (docker build -t %s ...)", s.image, s.image)
 		}
-		return fault.New(fault.Execution, "container backend: create container: %w", err)
+		return fault.New(fault.Execution, "container backend: %w", err)
 	}
-	return fault.Wrap(fault.System, fmt.Errorf("container backend: create container: %w", err))
+	return fault.Wrap(fault.System, fmt.Errorf("container backend: %w", err))
 }
 
 // execute attaches to the container, starts it, waits for it and collects the result. The
@@ -312,24 +306,30 @@ func (r *Runner) execute(ctx context.Context, id string, s *spec, ex *exchange) 
 	}}
 	errOut := &capped{limit: r.cfg.StderrLimit}
 
-	att, err := r.cli.ContainerAttach(bg, id, client.ContainerAttachOptions{Stream: true, Stdout: true, Stderr: true})
+	apiCtx, cancel := context.WithTimeout(bg, apiTimeout) // bounds the handshake, not the stream
+	att, err := r.cli.AttachContainer(apiCtx, id)
+	cancel()
 	if err != nil {
-		return ports.ProcessResult{ExitCode: -1}, fault.Wrap(fault.System, fmt.Errorf("container backend: attach: %w", err))
+		return ports.ProcessResult{ExitCode: -1}, fault.Wrap(fault.System, fmt.Errorf("container backend: %w", err))
 	}
 	defer att.Close()
 	demuxed := make(chan struct{})
 	go func() {
 		defer close(demuxed)
-		stdcopy.StdCopy(out, errOut, att.Reader) // ends at EOF, when the container stops
+		// Ends at EOF, when the container stops, or when the drain below gives up and
+		// closes the stream: an error then says only that.
+		if err := engine.Demux(out, errOut, att); err != nil {
+			r.log.Debug("container output", "container", id, "error", err)
+		}
 	}()
 
 	runCtx, cancelRun := withTimeout(ctx, s.timeout)
 	defer cancelRun()
-	apiCtx, cancel := context.WithTimeout(bg, apiTimeout)
-	_, err = r.cli.ContainerStart(apiCtx, id, client.ContainerStartOptions{})
+	apiCtx, cancel = context.WithTimeout(bg, apiTimeout)
+	err = r.cli.StartContainer(apiCtx, id)
 	cancel()
 	if err != nil {
-		return ports.ProcessResult{ExitCode: -1}, fault.Wrap(fault.System, fmt.Errorf("container backend: start container: %w", err))
+		return ports.ProcessResult{ExitCode: -1}, fault.Wrap(fault.System, fmt.Errorf("container backend: %w", err))
 	}
 	stop := context.AfterFunc(runCtx, func() { r.kill(bg, id) })
 	defer stop()
@@ -357,7 +357,7 @@ func (r *Runner) execute(ctx context.Context, id string, s *spec, ex *exchange) 
 	case stopped:
 		return res, stopError(runCtx, s.timeout)
 	case waitErr != nil:
-		return res, fault.Wrap(fault.System, fmt.Errorf("container backend: wait for container: %w", waitErr))
+		return res, fault.Wrap(fault.System, fmt.Errorf("container backend: %w", waitErr))
 	case oom || overflowed.Load():
 		return res, nil // killed on purpose: the helper could not report
 	}
@@ -366,16 +366,14 @@ func (r *Runner) execute(ctx context.Context, id string, s *spec, ex *exchange) 
 
 // wait waits until the container stops and returns its exit status.
 func (r *Runner) wait(ctx context.Context, id string) (int, error) {
-	w := r.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
-	select {
-	case res := <-w.Result:
-		if res.Error != nil && res.Error.Message != "" {
-			return int(res.StatusCode), errors.New(res.Error.Message)
-		}
-		return int(res.StatusCode), nil
-	case err := <-w.Error:
+	res, err := r.cli.WaitContainer(ctx, id, engine.WaitNotRunning)
+	switch {
+	case err != nil:
 		return -1, err
+	case res.Error != nil && res.Error.Message != "":
+		return res.StatusCode, fmt.Errorf("wait for container %s: %s", id, res.Error.Message)
 	}
+	return res.StatusCode, nil
 }
 
 // kill sends SIGKILL to the container: everything in it dies, as its processes share a PID
@@ -383,7 +381,7 @@ func (r *Runner) wait(ctx context.Context, id string) (int, error) {
 func (r *Runner) kill(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	if _, err := r.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"}); err != nil && !cerrdefs.IsConflict(err) {
+	if err := r.cli.KillContainer(ctx, id, "KILL"); err != nil && !errors.Is(err, engine.ErrConflict) {
 		r.log.Debug("kill container", "container", id, "error", err)
 	}
 }
@@ -392,15 +390,15 @@ func (r *Runner) kill(ctx context.Context, id string) {
 func (r *Runner) oomKilled(ctx context.Context, id string) bool {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	info, err := r.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
-	return err == nil && info.Container.State != nil && info.Container.State.OOMKilled
+	info, err := r.cli.InspectContainer(ctx, id)
+	return err == nil && info.State != nil && info.State.OOMKilled
 }
 
 // remove removes the container, killing it if it still runs.
 func (r *Runner) remove(ctx context.Context, id string) {
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
 	defer cancel()
-	if _, err := r.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+	if err := r.cli.RemoveContainer(ctx, id); err != nil {
 		r.log.Warn("container backend: remove container", "container", id, "error", err)
 	}
 }

@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/mount"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/container/engine"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 )
 
@@ -67,7 +66,7 @@ type mountView struct {
 	RO     bool
 }
 
-func views(ws string, ms []mount.Mount) []mountView {
+func views(ws string, ms []engine.Mount) []mountView {
 	var out []mountView
 	for _, m := range ms {
 		target := m.Target
@@ -268,12 +267,12 @@ func TestResources(t *testing.T) {
 	tests := []struct {
 		name   string
 		limits workflow.Limits
-		want   container.Resources
+		want   engine.Resources
 	}{
-		{"none", workflow.Limits{}, container.Resources{}},
+		{"none", workflow.Limits{}, engine.Resources{}},
 		{"all", workflow.Limits{Memory: 64 << 20, PIDs: 64, CPU: 1.5, FileSize: 1 << 20},
-			container.Resources{Memory: 64 << 20, MemorySwap: 64 << 20, NanoCPUs: 1_500_000_000, PidsLimit: &pids,
-				Ulimits: []*container.Ulimit{{Name: "fsize", Soft: 1 << 20, Hard: 1 << 20}}}},
+			engine.Resources{Memory: 64 << 20, MemorySwap: 64 << 20, NanoCPUs: 1_500_000_000, PidsLimit: &pids,
+				Ulimits: []engine.Ulimit{{Name: "fsize", Soft: 1 << 20, Hard: 1 << 20}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,10 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/moby/moby/api/types/mount"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/container/engine"
 )
 
 // DefaultProtect are the names kept read-only at the top of every writable directory, whatever
@@ -31,11 +30,11 @@ type layout struct {
 }
 
 // mounts returns the bind mounts, parents before children.
-func (l *layout) mounts() []mount.Mount {
-	var ms []mount.Mount
+func (l *layout) mounts() []engine.Mount {
+	var ms []engine.Mount
 	add := func(target string, ro bool) {
-		ms = append(ms, mount.Mount{Type: mount.TypeBind, Source: l.sources[target], Target: target, ReadOnly: ro,
-			BindOptions: &mount.BindOptions{Propagation: mount.PropagationRPrivate}})
+		ms = append(ms, engine.Mount{Type: engine.MountBind, Source: l.sources[target], Target: target, ReadOnly: ro,
+			BindOptions: &engine.BindOptions{Propagation: engine.PropagationRPrivate}})
 	}
 	if !slices.Contains(l.writable, l.workspace) {
 		add(l.workspace, true)
@@ -49,7 +48,7 @@ func (l *layout) mounts() []mount.Mount {
 	for _, p := range l.protected {
 		add(p, true)
 	}
-	slices.SortStableFunc(ms, func(a, b mount.Mount) int { return depth(a.Target) - depth(b.Target) })
+	slices.SortStableFunc(ms, func(a, b engine.Mount) int { return depth(a.Target) - depth(b.Target) })
 	return ms
 }
 

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/moby/api/types/container"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/container/engine"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 )
@@ -34,7 +34,7 @@ type spec struct {
 	dir       string
 	layout    *layout
 	network   string // "none" or the Docker network to join
-	resources container.Resources
+	resources engine.Resources
 	timeout   time.Duration
 	output    int64
 	wire      *process.Request
@@ -154,8 +154,8 @@ func (r *Runner) limits(p workflow.Limits) workflow.Limits {
 
 // resources are the cgroup limits and rlimits of the container. Swap is off (MemorySwap equal
 // to Memory), so the memory limit is a limit.
-func resources(l workflow.Limits) container.Resources {
-	res := container.Resources{Memory: l.Memory, NanoCPUs: int64(l.CPU * 1e9)}
+func resources(l workflow.Limits) engine.Resources {
+	res := engine.Resources{Memory: l.Memory, NanoCPUs: int64(l.CPU * 1e9)}
 	if l.Memory > 0 {
 		res.MemorySwap = l.Memory
 	}
@@ -164,7 +164,7 @@ func resources(l workflow.Limits) container.Resources {
 		res.PidsLimit = &pids
 	}
 	if l.FileSize > 0 {
-		res.Ulimits = []*container.Ulimit{{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize}}
+		res.Ulimits = []engine.Ulimit{{Name: "fsize", Soft: l.FileSize, Hard: l.FileSize}}
 	}
 	return res
 }
