@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
@@ -32,11 +29,8 @@ const textReply = `{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message","role":
 "content":[{"type":"text","text":"Hello! How can I help?"}],"stop_reason":"end_turn","stop_sequence":null,
 "usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":9,"service_tier":"standard"}}`
 
-var weatherTool = ports.ToolSchema{
-	Name:        "get_weather",
-	Description: "Weather for a city",
-	Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
-}
+// textWant is textReply decoded.
+var textWant = ports.ChatResponse{Content: "Hello! How can I help?", FinishReason: "stop", Model: "claude-sonnet-4-20250514", Usage: state.Tokens{Input: 12, Output: 9, Total: 21}}
 
 func TestChatRequestBody(t *testing.T) {
 	tests := []struct {
@@ -57,7 +51,7 @@ func TestChatRequestBody(t *testing.T) {
 			req: ports.ChatRequest{
 				Model:    "claude-3-5-haiku-latest",
 				Messages: []state.Message{{Role: "user", Content: "Weather in Paris?"}},
-				Tools:    []ports.ToolSchema{weatherTool, {Name: "now", Description: "Current time"}},
+				Tools:    []ports.ToolSchema{wiretest.WeatherTool, {Name: "now", Description: "Current time"}},
 				Options: map[string]any{"max_tokens": 1024, "temperature": 0.2, "top_p": 0.9, "top_k": 40, "stop": "END",
 					"seed": 7, "response_format": map[string]any{"type": "json_object"}, "model": "ignored",
 					"tool_choice": map[string]any{"type": "auto"}},
@@ -109,24 +103,12 @@ func TestChatRequestBody(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body := textReply
+			reply := textReply
 			if tc.stream {
-				body = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+				reply = "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
 			}
-			srv := wiretest.New(t, wiretest.Reply{Body: body})
-			if _, err := newClient(t, srv, tc.stream).Chat(t.Context(), tc.req); err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			r := srv.Requests()[0]
-			wiretest.JSONEqual(t, r.Body, tc.want)
-			if r.Method != "POST" || r.Path != "/v1/messages" {
-				t.Errorf("request = %s %s, want POST /v1/messages", r.Method, r.Path)
-			}
-			for h, want := range map[string]string{"X-Api-Key": testKey, "Anthropic-Version": "2023-06-01", "Content-Type": "application/json", "Authorization": ""} {
-				if got := r.Header.Get(h); got != want {
-					t.Errorf("header %s = %q, want %q", h, got, want)
-				}
-			}
+			r := wiretest.Sent(t, newClient, tc.stream, reply, tc.req)
+			r.Check(t, "/v1/messages", map[string]string{"X-Api-Key": testKey, "Anthropic-Version": "2023-06-01", "Content-Type": "application/json", "Authorization": ""}, tc.want)
 		})
 	}
 }
@@ -152,52 +134,37 @@ func TestChatBadOptions(t *testing.T) {
 }
 
 func TestChatResponse(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want ports.ChatResponse
-	}{
+	tests := []wiretest.Case{
 		{
-			name: "text",
-			body: textReply,
-			want: ports.ChatResponse{Content: "Hello! How can I help?", FinishReason: "stop", Model: "claude-sonnet-4-20250514", Usage: state.Tokens{Input: 12, Output: 9, Total: 21}},
+			Name: "text",
+			Body: textReply,
+			Want: textWant,
 		},
 		{
-			name: "text and one tool call",
-			body: `{"id":"msg_01Aq9w938a90dw8q","type":"message","role":"assistant","model":"claude-sonnet-4-20250514",
+			Name: "text and one tool call",
+			Body: `{"id":"msg_01Aq9w938a90dw8q","type":"message","role":"assistant","model":"claude-sonnet-4-20250514",
 				"content":[{"type":"text","text":"I'll check the weather."},{"type":"tool_use","id":"toolu_01A09q90qw90lq917835lq9","name":"get_weather","input":{"city": "Paris"}}],
 				"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":472,"cache_creation_input_tokens":100,"cache_read_input_tokens":28,"output_tokens":89}}`,
-			want: ports.ChatResponse{Content: "I'll check the weather.", FinishReason: "tool_calls", Model: "claude-sonnet-4-20250514", Usage: state.Tokens{Input: 600, Output: 89, Total: 689},
+			Want: ports.ChatResponse{Content: "I'll check the weather.", FinishReason: "tool_calls", Model: "claude-sonnet-4-20250514", Usage: state.Tokens{Input: 600, Output: 89, Total: 689},
 				ToolCalls: []state.CallRef{{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 		},
 		{
-			name: "several tool calls, thinking ignored, missing id",
-			body: `{"type":"message","model":"claude-opus-4-1","content":[
+			Name: "several tool calls, thinking ignored, missing id",
+			Body: `{"type":"message","model":"claude-opus-4-1","content":[
 				{"type":"thinking","thinking":"Two cities.","signature":"EqQBCgIYAhIM"},
 				{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}},
 				{"type":"tool_use","name":"now","input":{}}],
 				"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}`,
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "claude-opus-4-1", Usage: state.Tokens{Input: 10, Output: 5, Total: 15},
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "claude-opus-4-1", Usage: state.Tokens{Input: 10, Output: 5, Total: 15},
 				ToolCalls: []state.CallRef{{ID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_2", Name: "now", Arguments: `{}`}}},
 		},
 		{
-			name: "max tokens, text in several blocks",
-			body: `{"type":"message","model":"m","content":[{"type":"text","text":"Once "},{"type":"text","text":"upon"}],"stop_reason":"max_tokens","usage":{"input_tokens":1,"output_tokens":2}}`,
-			want: ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: "m", Usage: state.Tokens{Input: 1, Output: 2, Total: 3}},
+			Name: "max tokens, text in several blocks",
+			Body: `{"type":"message","model":"m","content":[{"type":"text","text":"Once "},{"type":"text","text":"upon"}],"stop_reason":"max_tokens","usage":{"input_tokens":1,"output_tokens":2}}`,
+			Want: ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: "m", Usage: state.Tokens{Input: 1, Output: 2, Total: 3}},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, wiretest.Reply{Body: tc.body})
-			got, err := newClient(t, srv, false).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}}})
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Chat response mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 // ev is one event as the API writes it: an event: line and a data: line.
@@ -245,48 +212,49 @@ func sse(eol string, datas ...string) string {
 
 func TestChatStream(t *testing.T) {
 	const model = "claude-sonnet-4-20250514"
-	tests := []struct {
-		name   string
-		body   string
-		want   ports.ChatResponse
-		deltas []string
-	}{
+	tests := []wiretest.Case{
 		{
-			name:   "text",
-			body:   sse("\n", messageStart, textStart, ping, textDelta(0, "Hello"), textDelta(0, "!"), blockStop(0), messageDelta("end_turn", 15), messageStop),
-			want:   ports.ChatResponse{Content: "Hello!", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 472, Output: 15, Total: 487}},
-			deltas: []string{"Hello", "!"},
+			Name:   "text",
+			Stream: true,
+			Body:   sse("\n", messageStart, textStart, ping, textDelta(0, "Hello"), textDelta(0, "!"), blockStop(0), messageDelta("end_turn", 15), messageStop),
+			Want:   ports.ChatResponse{Content: "Hello!", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 472, Output: 15, Total: 487}},
+			Deltas: []string{"Hello", "!"},
 		},
 		{
-			name:   "text with CRLF",
-			body:   sse("\r\n", messageStart, textStart, textDelta(0, "Hi"), blockStop(0), messageDelta("end_turn", 3), messageStop),
-			want:   ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 472, Output: 3, Total: 475}},
-			deltas: []string{"Hi"},
+			Name:   "text with CRLF",
+			Stream: true,
+			Body:   sse("\r\n", messageStart, textStart, textDelta(0, "Hi"), blockStop(0), messageDelta("end_turn", 3), messageStop),
+			Want:   ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 472, Output: 3, Total: 475}},
+			Deltas: []string{"Hi"},
 		},
 		{
-			name: "data lines only, no event lines",
-			body: wiretest.SSE("\n", "data: "+messageStart, "data: "+textStart, "data: "+textDelta(0, "Hi"), "data: "+messageDelta("end_turn", 3), "data: "+messageStop),
-			want: ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 472, Output: 3, Total: 475}}, deltas: []string{"Hi"},
+			Name:   "data lines only, no event lines",
+			Stream: true,
+			Body:   wiretest.SSE("\n", "data: "+messageStart, "data: "+textStart, "data: "+textDelta(0, "Hi"), "data: "+messageDelta("end_turn", 3), "data: "+messageStop),
+			Want:   ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 472, Output: 3, Total: 475}}, Deltas: []string{"Hi"},
 		},
 		{
-			name: "text and tool calls",
-			body: sse("\n", messageStart, textStart, textDelta(0, "Okay, let me check."), blockStop(0),
+			Name:   "text and tool calls",
+			Stream: true,
+			Body: sse("\n", messageStart, textStart, textDelta(0, "Okay, let me check."), blockStop(0),
 				toolStart(1, "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "get_weather"), jsonDelta(1, ""), jsonDelta(1, `{"city":`), jsonDelta(1, ` "Paris"}`), blockStop(1),
 				toolStart(2, "toolu_02", "now"), jsonDelta(2, ""), blockStop(2),
 				messageDelta("tool_use", 89), messageStop),
-			want: ports.ChatResponse{Content: "Okay, let me check.", FinishReason: "tool_calls", Model: model, Usage: state.Tokens{Input: 472, Output: 89, Total: 561},
+			Want: ports.ChatResponse{Content: "Okay, let me check.", FinishReason: "tool_calls", Model: model, Usage: state.Tokens{Input: 472, Output: 89, Total: 561},
 				ToolCalls: []state.CallRef{{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "get_weather", Arguments: `{"city": "Paris"}`}, {ID: "toolu_02", Name: "now", Arguments: `{}`}}},
-			deltas: []string{"Okay, let me check."},
+			Deltas: []string{"Okay, let me check."},
 		},
 		{
-			name:   "proxy that ignores stream: true",
-			body:   textReply,
-			want:   ports.ChatResponse{Content: "Hello! How can I help?", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 12, Output: 9, Total: 21}},
-			deltas: []string{"Hello! How can I help?"},
+			Name:   "proxy that ignores stream: true",
+			Stream: true,
+			Body:   textReply,
+			Want:   textWant,
+			Deltas: []string{"Hello! How can I help?"},
 		},
 		{
-			name: "thinking ignored, cache usage, unknown events",
-			body: sse("\n",
+			Name:   "thinking ignored, cache usage, unknown events",
+			Stream: true,
+			Body: sse("\n",
 				`{"type":"message_start","message":{"model":"claude-opus-4-1","usage":{"input_tokens":5,"cache_read_input_tokens":100,"output_tokens":1}}}`,
 				`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
 				`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me think."}}`,
@@ -295,132 +263,81 @@ func TestChatStream(t *testing.T) {
 				`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"Yes"}}`,
 				`{"type":"some_future_event","index":1}`,
 				blockStop(1), messageDelta("end_turn", 7), messageStop),
-			want:   ports.ChatResponse{Content: "Yes", FinishReason: "stop", Model: "claude-opus-4-1", Usage: state.Tokens{Input: 105, Output: 7, Total: 112}},
-			deltas: []string{"Yes"},
+			Want:   ports.ChatResponse{Content: "Yes", FinishReason: "stop", Model: "claude-opus-4-1", Usage: state.Tokens{Input: 105, Output: 7, Total: 112}},
+			Deltas: []string{"Yes"},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, wiretest.Reply{Body: tc.body})
-			var deltas []string
-			got, err := newClient(t, srv, true).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}},
-				OnDelta: func(s string) { deltas = append(deltas, s) }})
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Chat response mismatch (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.deltas, deltas); diff != "" {
-				t.Errorf("deltas mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func TestChatErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		stream   bool
-		replies  []wiretest.Reply
-		want     string
-		kind     fault.Kind
-		requests int
-	}{
+	tests := []wiretest.Case{
 		{
-			name:    "401 is not retried",
-			replies: []wiretest.Reply{{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`}},
-			want:    "anthropic: 401 Unauthorized: invalid x-api-key", kind: fault.Usage, requests: 1,
+			Name:    "401 is not retried",
+			Replies: []wiretest.Reply{{Status: 401, Body: `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`}},
+			Err:     "anthropic: 401 Unauthorized: invalid x-api-key", Kind: fault.Usage, Requests: 1,
 		},
 		{
-			name:     "529 overloaded then success",
-			replies:  []wiretest.Reply{{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, {Body: textReply}},
-			requests: 2,
+			Name:    "529 overloaded then success",
+			Replies: []wiretest.Reply{{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}, {Body: textReply}},
+			Want:    textWant, Requests: 2,
 		},
 		{
-			name:    "overloaded four times",
-			replies: []wiretest.Reply{{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}},
-			want:    "anthropic: 529 Overloaded: Overloaded (gave up after 4 attempts)", kind: fault.Execution, requests: 4,
+			Name:    "overloaded four times",
+			Replies: []wiretest.Reply{{Status: 529, Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}},
+			Err:     "anthropic: 529 Overloaded: Overloaded (gave up after 4 attempts)", Kind: fault.Execution, Requests: 4,
 		},
 		{
-			name:     "error event before any text is retried",
-			stream:   true,
-			replies:  []wiretest.Reply{{Body: sse("\n", messageStart, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, {Body: sse("\n", messageStart, messageStop)}},
-			requests: 2,
+			Name:     "error event before any text is retried",
+			Stream:   true,
+			Replies:  []wiretest.Reply{{Body: sse("\n", messageStart, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}, {Body: sse("\n", messageStart, messageStop)}},
+			Want:     ports.ChatResponse{FinishReason: "stop", Model: "claude-sonnet-4-20250514", Usage: state.Tokens{Input: 472, Output: 2, Total: 474}},
+			Requests: 2,
 		},
 		{
-			name:   "error event after text is final",
-			stream: true,
-			replies: []wiretest.Reply{{Body: sse("\n", messageStart, textStart, textDelta(0, "Hel"),
+			Name:   "error event after text is final",
+			Stream: true,
+			Replies: []wiretest.Reply{{Body: sse("\n", messageStart, textStart, textDelta(0, "Hel"),
 				`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}},
-			want: "anthropic: 529 Overloaded: Overloaded", kind: fault.Execution, requests: 1,
+			Err: "anthropic: 529 Overloaded: Overloaded", Kind: fault.Execution, Requests: 1, Deltas: []string{"Hel"},
 		},
 		{
-			name:    "stream closed before message_stop",
-			stream:  true,
-			replies: []wiretest.Reply{{Body: sse("\n", messageStart, textStart, textDelta(0, "Hel"), messageDelta("end_turn", 3))}},
-			want:    "anthropic: stream ended before message_stop: response ended early", kind: fault.Execution, requests: 1,
+			Name:    "stream closed before message_stop",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: sse("\n", messageStart, textStart, textDelta(0, "Hel"), messageDelta("end_turn", 3))}},
+			Err:     "anthropic: stream ended before message_stop: response ended early", Kind: fault.Execution, Requests: 1,
+			Deltas: []string{"Hel"},
 		},
 		{
-			name:    "connection dropped mid-stream",
-			stream:  true,
-			replies: []wiretest.Reply{{Body: sse("\n", messageStart, textStart, textDelta(0, "Hel")), Abort: true}},
-			want:    "anthropic: read stream: unexpected EOF", kind: fault.Execution, requests: 1,
+			Name:    "connection dropped mid-stream",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: sse("\n", messageStart, textStart, textDelta(0, "Hel")), Abort: true}},
+			Err:     "anthropic: read stream: unexpected EOF", Kind: fault.Execution, Requests: 1,
+			Deltas: []string{"Hel"},
 		},
 		{
-			name:    "malformed event",
-			stream:  true,
-			replies: []wiretest.Reply{{Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n"}},
-			want:    `anthropic: malformed stream event: unexpected end of JSON input: "{\"type\":\"message_start\",\"message\":{"`, kind: fault.Execution, requests: 1,
+			Name:    "malformed event",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\n\n"}},
+			Err:     `anthropic: malformed stream event: unexpected end of JSON input: "{\"type\":\"message_start\",\"message\":{"`, Kind: fault.Execution, Requests: 1,
 		},
 		{
-			name:    "not a message",
-			replies: []wiretest.Reply{{Body: `{"ok":true}`}},
-			want:    `anthropic: response is not a message: "{\"ok\":true}"`, kind: fault.Execution, requests: 1,
+			Name:    "not a message",
+			Replies: []wiretest.Reply{{Body: `{"ok":true}`}},
+			Err:     `anthropic: response is not a message: "{\"ok\":true}"`, Kind: fault.Execution, Requests: 1,
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, tc.replies...)
-			synctest.Test(t, func(t *testing.T) {
-				_, err := newClient(t, srv, tc.stream).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}}, OnDelta: func(string) {}})
-				if tc.want == "" {
-					if err != nil {
-						t.Fatalf("Chat: %v", err)
-					}
-					return
-				}
-				if err == nil || err.Error() != tc.want {
-					t.Fatalf("Chat error = %v, want %q", err, tc.want)
-				}
-				if got := fault.KindOf(err); got != tc.kind {
-					t.Errorf("KindOf(%v) = %v, want %v", err, got, tc.kind)
-				}
-			})
-			if n := len(srv.Requests()); n != tc.requests {
-				t.Errorf("server got %d requests, want %d", n, tc.requests)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func TestRetryAfter(t *testing.T) {
-	srv := wiretest.New(t,
-		wiretest.Reply{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`},
-		wiretest.Reply{Body: textReply})
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		got, err := newClient(t, srv, false).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if waited := time.Since(start); waited != 7*time.Second {
-			t.Errorf("waited %v, want 7s", waited)
-		}
-		if got.Content != "Hello! How can I help?" {
-			t.Errorf("Content = %q", got.Content)
-		}
-	})
+	wiretest.Run(t, newClient, []wiretest.Case{{
+		Name: "429 with Retry-After",
+		Replies: []wiretest.Reply{
+			{Status: 429, Header: map[string]string{"Retry-After": "7"}, Body: `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`},
+			{Body: textReply}},
+		Want: textWant, Waited: 7 * time.Second,
+	}})
 }
 
 func TestNewKey(t *testing.T) {
@@ -461,13 +378,5 @@ func streamBody(n int) []byte {
 }
 
 func BenchmarkDecodeStream200(b *testing.B) {
-	body := streamBody(200)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		out, err := decodeStream(bytes.NewReader(body), 1, func(string) {})
-		if err != nil || len(out.ToolCalls) != 1 || !json.Valid([]byte(out.ToolCalls[0].Arguments)) {
-			b.Fatalf("decodeStream = %+v, %v", out, err)
-		}
-	}
+	wiretest.Bench(b, streamBody(200), decodeStream)
 }

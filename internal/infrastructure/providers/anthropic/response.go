@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 
@@ -68,13 +67,9 @@ func finishReason(stop string, hasCalls bool) string {
 // decodeResponse reads a non-streamed message. Text blocks are joined; tool_use blocks become
 // calls, numbered from firstID if a proxy left out their ids.
 func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
-	data, err := io.ReadAll(body)
+	r, data, err := chat.ReadJSON[response](name, body)
 	if err != nil {
-		return ports.ChatResponse{}, fault.Wrap(fault.Execution, fmt.Errorf("%s: read response: %w", name, err))
-	}
-	var r response
-	if err := json.Unmarshal(data, &r); err != nil {
-		return ports.ChatResponse{}, chat.Malformed(name, "response", data, err)
+		return ports.ChatResponse{}, err
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
 		return ports.ChatResponse{}, streamError(r.Error)

@@ -3,14 +3,11 @@ package anthropic
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/internal/chat"
@@ -39,24 +36,19 @@ type delta struct {
 // truncated. Once text has gone to onDelta a failure is final, so that a retry cannot show the
 // same text twice.
 func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.ChatResponse, error) {
-	s := &stream{onDelta: onDelta, firstID: firstID, blocks: map[int]*blockState{}}
+	s := &stream{Deltas: chat.NewDeltas(onDelta), firstID: firstID, blocks: map[int]*blockState{}}
 	events := httpx.NewSSE(body)
 	for {
 		ev, err := events.Next()
-		switch {
-		case err == io.EOF:
-			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before message_stop: %w", name, httpx.ErrTruncated)))
-		case errors.Is(err, httpx.ErrTruncated):
-			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before message_stop: %w", name, err)))
-		case err != nil:
-			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: read stream: %w", name, err)))
+		if err != nil {
+			return s.Fail(chat.StreamError(name, "message_stop", err))
 		}
 		if len(ev.Data) == 0 {
 			continue
 		}
 		done, err := s.event(ev.Type, ev.Data)
 		if err != nil {
-			return s.fail(err)
+			return s.Fail(err)
 		}
 		if done {
 			return s.result(), nil
@@ -66,8 +58,7 @@ func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.Chat
 
 // stream assembles a message from its events.
 type stream struct {
-	onDelta func(string)
-	emitted bool
+	chat.Deltas
 	firstID int
 
 	model  string
@@ -85,13 +76,6 @@ type blockState struct {
 	name  string
 	input json.RawMessage // as content_block_start gave it
 	json  strings.Builder // input_json_delta pieces
-}
-
-func (s *stream) fail(err error) (ports.ChatResponse, error) {
-	if s.emitted {
-		err = httpx.Permanent(err)
-	}
-	return ports.ChatResponse{}, err
 }
 
 // event handles one event. Its type is read from the data, and from the event: line when the
@@ -113,7 +97,7 @@ func (s *stream) event(typ string, data []byte) (done bool, err error) {
 			s.blocks[e.Index] = b
 			if b.typ == "text" {
 				b.text.WriteString(e.ContentBlock.Text)
-				s.emit(e.ContentBlock.Text)
+				s.Emit(e.ContentBlock.Text)
 			}
 		}
 	case "content_block_delta":
@@ -156,18 +140,10 @@ func (s *stream) delta(index int, d *delta) {
 	switch d.Type {
 	case "text_delta":
 		b.text.WriteString(d.Text)
-		s.emit(d.Text)
+		s.Emit(d.Text)
 	case "input_json_delta":
 		b.json.WriteString(d.PartialJSON)
 	}
-}
-
-func (s *stream) emit(t string) {
-	if t == "" || s.onDelta == nil {
-		return
-	}
-	s.emitted = true
-	s.onDelta(t)
 }
 
 func (s *stream) result() ports.ChatResponse {

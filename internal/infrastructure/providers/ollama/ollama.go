@@ -4,14 +4,10 @@
 package ollama
 
 import (
-	"cmp"
 	"context"
-	"net/http"
-	"time"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/internal/chat"
-	"github.com/awf-dev/awf/internal/infrastructure/providers/internal/httpx"
 )
 
 const name = "ollama"
@@ -24,77 +20,37 @@ const DefaultTimeout = chat.DefaultTimeout
 
 var _ ports.Provider = (*Client)(nil)
 
-// Config says where the server is and how to talk to it.
-type Config struct {
-	// BaseURL is the server root. Empty means [DefaultBaseURL].
-	BaseURL string
-	// Model is used when a request names none.
-	Model string
-	// APIKey, for a server behind an authenticating proxy or a hosted Ollama, is sent as a
-	// bearer token. A local server needs none; it is required only when APIKeyEnv is set.
-	APIKey string
-	// APIKeyEnv is the environment variable the key was read from, named in errors.
-	APIKeyEnv string
-	// HTTPClient sends requests; nil means one with no timeout of its own.
-	HTTPClient *http.Client
-	// Stream asks for JSON lines, passing text to ChatRequest.OnDelta as it arrives.
-	Stream bool
-	// MaxRetries is the number of retries after a failed attempt: 0 means 3, negative none.
-	MaxRetries int
-	// Headers are added to every request after awf's own, so they can override them.
-	Headers map[string]string
-	// Timeout bounds each attempt, streamed reply included (a model still loading counts):
-	// 0 means [DefaultTimeout], negative none.
-	Timeout time.Duration
-}
+// Config says where the server is and how to talk to it; see [New] for what this provider
+// makes of it.
+type Config = chat.Config
 
 // Client is an Ollama provider. It is safe for concurrent use.
 type Client struct {
-	url    string
-	model  string
-	stream bool
-	header http.Header
-	http   *httpx.Client
+	endpoint *chat.Endpoint
 }
 
-// New checks cfg and returns a client. A bad base URL, or APIKeyEnv set with no key
-// (`ollama: no API key: set OLLAMA_API_KEY`), is a Usage error.
+// New checks cfg and returns a client. Requests go to cfg.BaseURL + "/api/chat"
+// ([DefaultBaseURL] when empty) and ask for JSON lines when cfg.Stream is set; cfg.Timeout counts
+// a model still loading. A local server needs no key; for one behind an authenticating proxy, or
+// a hosted Ollama, cfg.APIKey is sent as a bearer token, and it is required when cfg.APIKeyEnv is
+// set. A bad base URL, or APIKeyEnv set with no key (`ollama: no API key: set OLLAMA_API_KEY`),
+// is a Usage error.
 func New(cfg Config) (*Client, error) {
-	base, err := chat.BaseURL(name, cfg.BaseURL, DefaultBaseURL)
+	e, err := chat.NewEndpoint(chat.Spec{
+		Provider:       name,
+		DefaultBaseURL: DefaultBaseURL,
+		Path:           "/api/chat",
+		Streaming:      chat.JSONLines,
+		KeyEnv:         "OLLAMA_API_KEY",
+		Hint:           func(base string) string { return "is ollama running at " + base + "?" },
+		Encode:         encodeRequest,
+		Decode:         decodeResponse,
+		DecodeStream:   decodeStream,
+	}, cfg)
 	if err != nil {
 		return nil, err
 	}
-	header := http.Header{}
-	header.Set("Content-Type", "application/json")
-	header.Set("Accept", "application/json")
-	if cfg.Stream {
-		header.Set("Accept", "application/x-ndjson")
-	}
-	header.Set("User-Agent", "awf")
-	key := ""
-	if cfg.APIKey != "" || cfg.APIKeyEnv != "" {
-		if key, err = chat.Key(name, cfg.APIKey, cmp.Or(cfg.APIKeyEnv, "OLLAMA_API_KEY")); err != nil {
-			return nil, err
-		}
-		header.Set("Authorization", "Bearer "+key)
-	}
-	for k, v := range cfg.Headers {
-		header.Set(k, v)
-	}
-	return &Client{
-		url:    base + "/api/chat",
-		model:  cfg.Model,
-		stream: cfg.Stream,
-		header: header,
-		http: &httpx.Client{
-			Provider: name,
-			HTTP:     cfg.HTTPClient,
-			Retry:    httpx.DefaultBackoff(chat.Retries(cfg.MaxRetries)),
-			Timeout:  chat.Timeout(cfg.Timeout),
-			Secret:   key,
-			Hint:     "is ollama running at " + base + "?",
-		},
-	}, nil
+	return &Client{endpoint: e}, nil
 }
 
 // Chat sends the conversation and returns the model's reply. Errors: Usage for a request the
@@ -102,28 +58,5 @@ func New(cfg Config) (*Client, error) {
 // that fails, cannot be reached or answers with something unreadable; a cancelled ctx returns
 // its error, unclassified.
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
-	model, err := chat.Model(name, req.Model, c.model)
-	if err != nil {
-		return ports.ChatResponse{}, err
-	}
-	body, err := encodeRequest(model, req, c.stream)
-	if err != nil {
-		return ports.ChatResponse{}, err
-	}
-	firstID := chat.CountCalls(req.Messages) + 1
-	var out ports.ChatResponse
-	err = c.http.Do(ctx, c.url, c.header, body, func(resp *http.Response) error {
-		var err error
-		if c.stream {
-			out, err = decodeStream(resp.Body, firstID, req.OnDelta)
-		} else {
-			out, err = decodeResponse(resp.Body, firstID)
-		}
-		return err
-	})
-	if err != nil {
-		return ports.ChatResponse{}, err
-	}
-	out.Model = cmp.Or(out.Model, model)
-	return out, nil
+	return c.endpoint.Chat(ctx, req)
 }

@@ -2,14 +2,11 @@ package ollama
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
@@ -29,11 +26,8 @@ func newClient(t *testing.T, srv *wiretest.Server, stream bool) *Client {
 const textReply = `{"model":"qwen2.5-coder:7b","created_at":"2025-03-12T14:13:43.416799Z","message":{"role":"assistant","content":"Hello! How are you today?"},
 "done_reason":"stop","done":true,"total_duration":5191566416,"load_duration":2154458,"prompt_eval_count":26,"prompt_eval_duration":383809000,"eval_count":298,"eval_duration":4799921000}`
 
-var weatherTool = ports.ToolSchema{
-	Name:        "get_weather",
-	Description: "Weather for a city",
-	Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
-}
+// textWant is textReply decoded.
+var textWant = ports.ChatResponse{Content: "Hello! How are you today?", FinishReason: "stop", Model: "qwen2.5-coder:7b", Usage: state.Tokens{Input: 26, Output: 298, Total: 324}}
 
 func TestChatRequestBody(t *testing.T) {
 	tests := []struct {
@@ -53,7 +47,7 @@ func TestChatRequestBody(t *testing.T) {
 			req: ports.ChatRequest{
 				Model:    "llama3.1",
 				Messages: []state.Message{{Role: "user", Content: "Weather?"}},
-				Tools:    []ports.ToolSchema{weatherTool},
+				Tools:    []ports.ToolSchema{wiretest.WeatherTool},
 				Options: map[string]any{"temperature": 0, "max_tokens": 256, "seed": 1, "stop": "END", "num_ctx": 8192,
 					"keep_alive": "10m", "think": false, "options": map[string]any{"top_k": 20},
 					"response_format": map[string]any{"type": "json_object"}, "model": "ignored"},
@@ -97,22 +91,12 @@ func TestChatRequestBody(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body := textReply
+			reply := textReply
 			if tc.stream {
-				body = doneLine + "\n"
+				reply = doneLine + "\n"
 			}
-			srv := wiretest.New(t, wiretest.Reply{Body: body})
-			if _, err := newClient(t, srv, tc.stream).Chat(t.Context(), tc.req); err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			r := srv.Requests()[0]
-			wiretest.JSONEqual(t, r.Body, tc.want)
-			if r.Method != "POST" || r.Path != "/api/chat" {
-				t.Errorf("request = %s %s, want POST /api/chat", r.Method, r.Path)
-			}
-			if got := r.Header.Get("Authorization"); got != "" {
-				t.Errorf("Authorization = %q, want none", got)
-			}
+			r := wiretest.Sent(t, newClient, tc.stream, reply, tc.req)
+			r.Check(t, "/api/chat", map[string]string{"Authorization": ""}, tc.want)
 		})
 	}
 }
@@ -138,45 +122,33 @@ func TestChatBadOptions(t *testing.T) {
 }
 
 func TestChatResponse(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want ports.ChatResponse
-	}{
+	history := ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "go"}, {Role: "assistant", ToolCalls: []state.CallRef{{ID: "call_1", Name: "now"}}}, {Role: "tool", ToolCallID: "call_1", Content: "noon"}}}
+	tests := []wiretest.Case{
 		{
-			name: "text",
-			body: textReply,
-			want: ports.ChatResponse{Content: "Hello! How are you today?", FinishReason: "stop", Model: "qwen2.5-coder:7b", Usage: state.Tokens{Input: 26, Output: 298, Total: 324}},
+			Name: "text",
+			Req:  history,
+			Body: textReply,
+			Want: textWant,
 		},
 		{
-			name: "tool calls, arguments as object and as string, no ids",
-			body: `{"model":"llama3.2","created_at":"2024-07-22T20:33:28.123648Z","message":{"role":"assistant","content":"","tool_calls":[
+			Name: "tool calls, arguments as object and as string, no ids",
+			Req:  history,
+			Body: `{"model":"llama3.2","created_at":"2024-07-22T20:33:28.123648Z","message":{"role":"assistant","content":"","tool_calls":[
 				{"function":{"name":"get_weather","arguments":{"city":"Paris, FR"}}},
 				{"function":{"index":1,"name":"now","arguments":"{}"}}]},
 				"done_reason":"stop","done":true,"total_duration":885095291,"prompt_eval_count":122,"eval_count":33}`,
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "llama3.2", Usage: state.Tokens{Input: 122, Output: 33, Total: 155},
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "llama3.2", Usage: state.Tokens{Input: 122, Output: 33, Total: 155},
 				ToolCalls: []state.CallRef{{ID: "call_2", Name: "get_weather", Arguments: `{"city":"Paris, FR"}`}, {ID: "call_3", Name: "now", Arguments: `{}`}}},
 		},
 		{
-			name: "tool call with id, thinking ignored, length",
-			body: `{"model":"qwen3","message":{"role":"assistant","content":"Sure","thinking":"hmm","tool_calls":[{"id":"call_x1","function":{"name":"now","arguments":{}}}]},"done_reason":"length","done":true,"eval_count":5}`,
-			want: ports.ChatResponse{Content: "Sure", FinishReason: "length", Model: "qwen3", Usage: state.Tokens{Output: 5, Total: 5},
+			Name: "tool call with id, thinking ignored, length",
+			Req:  history,
+			Body: `{"model":"qwen3","message":{"role":"assistant","content":"Sure","thinking":"hmm","tool_calls":[{"id":"call_x1","function":{"name":"now","arguments":{}}}]},"done_reason":"length","done":true,"eval_count":5}`,
+			Want: ports.ChatResponse{Content: "Sure", FinishReason: "length", Model: "qwen3", Usage: state.Tokens{Output: 5, Total: 5},
 				ToolCalls: []state.CallRef{{ID: "call_x1", Name: "now", Arguments: `{}`}}},
 		},
 	}
-	history := []state.Message{{Role: "user", Content: "go"}, {Role: "assistant", ToolCalls: []state.CallRef{{ID: "call_1", Name: "now"}}}, {Role: "tool", ToolCallID: "call_1", Content: "noon"}}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, wiretest.Reply{Body: tc.body})
-			got, err := newClient(t, srv, false).Chat(t.Context(), ports.ChatRequest{Messages: history})
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Chat response mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func line(content string) string {
@@ -187,132 +159,84 @@ const doneLine = `{"model":"qwen2.5-coder:7b","created_at":"2025-03-12T08:52:20.
 
 func TestChatStream(t *testing.T) {
 	usage := state.Tokens{Input: 26, Output: 282, Total: 308}
-	tests := []struct {
-		name   string
-		body   string
-		want   ports.ChatResponse
-		deltas []string
-	}{
+	tests := []wiretest.Case{
 		{
-			name:   "text",
-			body:   strings.Join([]string{line("The"), line(" sky"), line(" is blue."), doneLine}, "\n") + "\n",
-			want:   ports.ChatResponse{Content: "The sky is blue.", FinishReason: "stop", Model: "qwen2.5-coder:7b", Usage: usage},
-			deltas: []string{"The", " sky", " is blue."},
+			Name:   "text",
+			Stream: true,
+			Body:   strings.Join([]string{line("The"), line(" sky"), line(" is blue."), doneLine}, "\n") + "\n",
+			Want:   ports.ChatResponse{Content: "The sky is blue.", FinishReason: "stop", Model: "qwen2.5-coder:7b", Usage: usage},
+			Deltas: []string{"The", " sky", " is blue."},
 		},
 		{
-			name:   "CRLF, blank lines, no final newline",
-			body:   line("Hi") + "\r\n\r\n" + doneLine,
-			want:   ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: "qwen2.5-coder:7b", Usage: usage},
-			deltas: []string{"Hi"},
+			Name:   "CRLF, blank lines, no final newline",
+			Stream: true,
+			Body:   line("Hi") + "\r\n\r\n" + doneLine,
+			Want:   ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: "qwen2.5-coder:7b", Usage: usage},
+			Deltas: []string{"Hi"},
 		},
 		{
-			name: "tool calls, each whole in its line",
-			body: strings.Join([]string{
+			Name:   "tool calls, each whole in its line",
+			Stream: true,
+			Body: strings.Join([]string{
 				line("Let me look."),
 				`{"model":"qwen2.5-coder:7b","created_at":"2025-03-12T08:52:19.5Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},"done":false}`,
 				`{"model":"qwen2.5-coder:7b","created_at":"2025-03-12T08:52:19.6Z","message":{"role":"assistant","content":"","tool_calls":[{"id":"call_k2","function":{"index":1,"name":"now","arguments":{}}}]},"done":false}`,
 				doneLine}, "\n") + "\n",
-			want: ports.ChatResponse{Content: "Let me look.", FinishReason: "tool_calls", Model: "qwen2.5-coder:7b", Usage: usage,
+			Want: ports.ChatResponse{Content: "Let me look.", FinishReason: "tool_calls", Model: "qwen2.5-coder:7b", Usage: usage,
 				ToolCalls: []state.CallRef{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_k2", Name: "now", Arguments: `{}`}}},
-			deltas: []string{"Let me look."},
+			Deltas: []string{"Let me look."},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, wiretest.Reply{Body: tc.body, Header: map[string]string{"Content-Type": "application/x-ndjson"}})
-			var deltas []string
-			got, err := newClient(t, srv, true).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}},
-				OnDelta: func(s string) { deltas = append(deltas, s) }})
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Chat response mismatch (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.deltas, deltas); diff != "" {
-				t.Errorf("deltas mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func TestChatErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		stream   bool
-		replies  []wiretest.Reply
-		want     string
-		kind     fault.Kind
-		requests int
-		waited   time.Duration
-	}{
+	tests := []wiretest.Case{
 		{
-			name:    "model not pulled is not retried",
-			replies: []wiretest.Reply{{Status: 404, Body: `{"error":"model \"qwen9\" not found, try pulling it first"}`}},
-			want:    `ollama: 404 Not Found: model "qwen9" not found, try pulling it first`, kind: fault.Usage, requests: 1,
+			Name:    "model not pulled is not retried",
+			Replies: []wiretest.Reply{{Status: 404, Body: `{"error":"model \"qwen9\" not found, try pulling it first"}`}},
+			Err:     `ollama: 404 Not Found: model "qwen9" not found, try pulling it first`, Kind: fault.Usage, Requests: 1,
 		},
 		{
-			name:     "busy server with Retry-After then success",
-			replies:  []wiretest.Reply{{Status: 503, Header: map[string]string{"Retry-After": "3"}, Body: `{"error":"server busy, please try again.  maximum pending requests exceeded"}`}, {Body: textReply}},
-			requests: 2, waited: 3 * time.Second,
+			Name:    "busy server with Retry-After then success",
+			Replies: []wiretest.Reply{{Status: 503, Header: map[string]string{"Retry-After": "3"}, Body: `{"error":"server busy, please try again.  maximum pending requests exceeded"}`}, {Body: textReply}},
+			Want:    textWant, Requests: 2, Waited: 3 * time.Second,
 		},
 		{
-			name:     "500 then success",
-			replies:  []wiretest.Reply{{Status: 500, Body: `{"error":"llama runner process has terminated: signal: killed"}`}, {Body: textReply}},
-			requests: 2,
+			Name:    "500 then success",
+			Replies: []wiretest.Reply{{Status: 500, Body: `{"error":"llama runner process has terminated: signal: killed"}`}, {Body: textReply}},
+			Want:    textWant, Requests: 2,
 		},
 		{
-			name:    "error line mid-stream after text",
-			stream:  true,
-			replies: []wiretest.Reply{{Body: line("Hel") + "\n" + `{"error":"an error was encountered while running the model: unexpected EOF"}` + "\n"}},
-			want:    "ollama: error in response: an error was encountered while running the model: unexpected EOF", kind: fault.Execution, requests: 1,
+			Name:    "error line mid-stream after text",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: line("Hel") + "\n" + `{"error":"an error was encountered while running the model: unexpected EOF"}` + "\n"}},
+			Err:     "ollama: error in response: an error was encountered while running the model: unexpected EOF", Kind: fault.Execution, Requests: 1,
+			Deltas: []string{"Hel"},
 		},
 		{
-			name:    "stream closed before done",
-			stream:  true,
-			replies: []wiretest.Reply{{Body: line("Hel") + "\n"}},
-			want:    "ollama: stream ended before done: response ended early", kind: fault.Execution, requests: 1,
+			Name:    "stream closed before done",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: line("Hel") + "\n"}},
+			Err:     "ollama: stream ended before done: response ended early", Kind: fault.Execution, Requests: 1,
+			Deltas: []string{"Hel"},
 		},
 		{
-			name:    "stream cut inside a line",
-			stream:  true,
-			replies: []wiretest.Reply{{Body: line("Hel") + "\n" + line("lo")[:20]}},
-			want:    "ollama: stream ended before done: line cut off: response ended early", kind: fault.Execution, requests: 1,
+			Name:    "stream cut inside a line",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: line("Hel") + "\n" + line("lo")[:20]}},
+			Err:     "ollama: stream ended before done: line cut off: response ended early", Kind: fault.Execution, Requests: 1,
+			Deltas: []string{"Hel"},
 		},
 		{
-			name:    "malformed line",
-			stream:  true,
-			replies: []wiretest.Reply{{Body: line("Hel") + "\n{not json}\n" + doneLine + "\n"}},
-			want:    `ollama: malformed stream line: invalid character 'n' looking for beginning of object key string: "{not json}"`, kind: fault.Execution, requests: 1,
+			Name:    "malformed line",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: line("Hel") + "\n{not json}\n" + doneLine + "\n"}},
+			Err:     `ollama: malformed stream line: invalid character 'n' looking for beginning of object key string: "{not json}"`, Kind: fault.Execution, Requests: 1,
+			Deltas: []string{"Hel"},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, tc.replies...)
-			synctest.Test(t, func(t *testing.T) {
-				start := time.Now()
-				_, err := newClient(t, srv, tc.stream).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}}, OnDelta: func(string) {}})
-				if tc.waited > 0 && time.Since(start) != tc.waited {
-					t.Errorf("waited %v, want %v", time.Since(start), tc.waited)
-				}
-				if tc.want == "" {
-					if err != nil {
-						t.Fatalf("Chat: %v", err)
-					}
-					return
-				}
-				if err == nil || err.Error() != tc.want {
-					t.Fatalf("Chat error = %v, want %q", err, tc.want)
-				}
-				if got := fault.KindOf(err); got != tc.kind {
-					t.Errorf("KindOf(%v) = %v, want %v", err, got, tc.kind)
-				}
-			})
-			if n := len(srv.Requests()); n != tc.requests {
-				t.Errorf("server got %d requests, want %d", n, tc.requests)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func TestServerDown(t *testing.T) {
@@ -359,13 +283,5 @@ func streamBody(n int) []byte {
 }
 
 func BenchmarkDecodeStream200(b *testing.B) {
-	body := streamBody(200)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		out, err := decodeStream(bytes.NewReader(body), 1, func(string) {})
-		if err != nil || len(out.ToolCalls) != 1 {
-			b.Fatalf("decodeStream = %+v, %v", out, err)
-		}
-	}
+	wiretest.Bench(b, streamBody(200), decodeStream)
 }

@@ -11,14 +11,14 @@ import (
 
 // request is the body of POST /api/chat. Stream is always sent: Ollama streams by default.
 type request struct {
-	Model     string         `json:"model"`
-	Messages  []message      `json:"messages"`
-	Tools     []tool         `json:"tools,omitempty"`
-	Stream    bool           `json:"stream"`
-	Format    any            `json:"format,omitempty"`
-	Options   map[string]any `json:"options,omitempty"`
-	KeepAlive any            `json:"keep_alive,omitempty"`
-	Think     any            `json:"think,omitempty"`
+	Model     string              `json:"model"`
+	Messages  []message           `json:"messages"`
+	Tools     []chat.FunctionTool `json:"tools,omitempty"`
+	Stream    bool                `json:"stream"`
+	Format    any                 `json:"format,omitempty"`
+	Options   map[string]any      `json:"options,omitempty"`
+	KeepAlive any                 `json:"keep_alive,omitempty"`
+	Think     any                 `json:"think,omitempty"`
 }
 
 // message is one chat message. A tool result names its tool (tool_name) and, for servers
@@ -41,17 +41,6 @@ type callFunction struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
-type tool struct {
-	Type     string       `json:"type"`
-	Function toolFunction `json:"function"`
-}
-
-type toolFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
-
 // encodeRequest builds the request body. Options go where Ollama reads them: format,
 // keep_alive and think at the top; response_format ({"type": "json_object"} or a json_schema)
 // becomes format; max_tokens becomes options.num_predict; a stop string becomes a list; an
@@ -61,7 +50,7 @@ func encodeRequest(model string, req ports.ChatRequest, stream bool) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	r := request{Model: model, Messages: msgs, Tools: encodeTools(req.Tools), Stream: stream}
+	r := request{Model: model, Messages: msgs, Tools: chat.FunctionTools(req.Tools), Stream: stream}
 	if err := applyOptions(&r, req.Options); err != nil {
 		return nil, err
 	}
@@ -170,12 +159,4 @@ func encodeMessages(system string, in []state.Message) ([]message, error) {
 		out = append(out, msg)
 	}
 	return out, nil
-}
-
-func encodeTools(in []ports.ToolSchema) []tool {
-	out := make([]tool, 0, len(in))
-	for _, t := range in {
-		out = append(out, tool{Type: "function", Function: toolFunction{Name: t.Name, Description: t.Description, Parameters: chat.Schema(t.Parameters)}})
-	}
-	return out
 }

@@ -40,16 +40,12 @@ type replyCall struct {
 
 // decodeResponse reads a non-streamed reply.
 func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
-	data, err := io.ReadAll(body)
+	r, data, err := chat.ReadJSON[response](name, body)
 	if err != nil {
-		return ports.ChatResponse{}, fault.Wrap(fault.Execution, fmt.Errorf("%s: read response: %w", name, err))
+		return ports.ChatResponse{}, err
 	}
-	var r response
-	if err := json.Unmarshal(data, &r); err != nil {
-		return ports.ChatResponse{}, chat.Malformed(name, "response", data, err)
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return ports.ChatResponse{}, httpx.ParseEmbedded(name, r.Error)
+	if err := httpx.EmbeddedError(name, r.Error); err != nil {
+		return ports.ChatResponse{}, err
 	}
 	if r.Message == nil {
 		return ports.ChatResponse{}, fault.New(fault.Execution, "%s: response has no message: %s", name, chat.Snippet(data))
@@ -63,15 +59,12 @@ func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
 // the token counts. A body that ends before it is truncated. Once text has gone to onDelta a
 // failure is final, so that a retry cannot show the same text twice.
 func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.ChatResponse, error) {
-	a := assembler{firstID: firstID, onDelta: onDelta}
+	a := assembler{Deltas: chat.NewDeltas(onDelta), firstID: firstID}
 	lines := httpx.NewLines(body)
 	for {
 		line, terminated, err := lines.Next()
-		switch {
-		case err == io.EOF:
-			return a.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before done: %w", name, httpx.ErrTruncated)))
-		case err != nil:
-			return a.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: read stream: %w", name, err)))
+		if err != nil {
+			return a.Fail(chat.StreamError(name, "done", err))
 		}
 		if len(strings.TrimSpace(string(line))) == 0 {
 			continue
@@ -79,12 +72,12 @@ func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.Chat
 		var r response
 		if err := json.Unmarshal(line, &r); err != nil {
 			if !terminated { // the body ended inside this line
-				return a.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before done: line cut off: %w", name, httpx.ErrTruncated)))
+				return a.Fail(chat.StreamError(name, "done", fmt.Errorf("line cut off: %w", httpx.ErrTruncated)))
 			}
-			return a.fail(chat.Malformed(name, "stream line", line, err))
+			return a.Fail(chat.Malformed(name, "stream line", line, err))
 		}
-		if len(r.Error) > 0 && string(r.Error) != "null" {
-			return a.fail(httpx.ParseEmbedded(name, r.Error))
+		if err := httpx.EmbeddedError(name, r.Error); err != nil {
+			return a.Fail(err)
 		}
 		a.add(&r)
 		if r.Done {
@@ -96,9 +89,8 @@ func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.Chat
 // assembler builds a reply from one response or many streamed lines. Ollama streams text as
 // deltas and each tool call whole.
 type assembler struct {
+	chat.Deltas
 	firstID int
-	onDelta func(string)
-	emitted bool
 
 	text   strings.Builder
 	calls  []state.CallRef
@@ -113,10 +105,7 @@ func (a *assembler) add(r *response) {
 	}
 	if m := r.Message; m != nil {
 		a.text.WriteString(m.Content)
-		if m.Content != "" && a.onDelta != nil {
-			a.emitted = true
-			a.onDelta(m.Content)
-		}
+		a.Emit(m.Content)
 		for _, c := range m.ToolCalls {
 			id := c.ID
 			if id == "" {
@@ -139,11 +128,4 @@ func (a *assembler) result() ports.ChatResponse {
 		FinishReason: chat.Finish(a.reason, len(a.calls) > 0),
 		Model:        a.model,
 	}
-}
-
-func (a *assembler) fail(err error) (ports.ChatResponse, error) {
-	if a.emitted {
-		err = httpx.Permanent(err)
-	}
-	return ports.ChatResponse{}, err
 }

@@ -2,7 +2,6 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -27,12 +26,6 @@ func newClient(t *testing.T, srv *wiretest.Server, stream bool) *Client {
 		t.Fatalf("New: %v", err)
 	}
 	return c
-}
-
-var weatherTool = ports.ToolSchema{
-	Name:        "get_weather",
-	Description: "Weather for a city",
-	Parameters:  json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`),
 }
 
 const textReply = `{
@@ -64,6 +57,10 @@ const textReply = `{
   "system_fingerprint": "fp_06737a9306"
 }`
 
+// textWant is textReply decoded.
+var textWant = ports.ChatResponse{Content: "Hello! How can I help?", FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18",
+	Usage: state.Tokens{Input: 19, Output: 10, Total: 29}}
+
 func TestChatRequestBody(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -83,7 +80,7 @@ func TestChatRequestBody(t *testing.T) {
 			req: ports.ChatRequest{
 				Model:    "gpt-4.1",
 				Messages: []state.Message{{Role: "user", Content: "Weather in Paris?"}},
-				Tools:    []ports.ToolSchema{weatherTool, {Name: "now"}},
+				Tools:    []ports.ToolSchema{wiretest.WeatherTool, {Name: "now"}},
 				Options: map[string]any{"temperature": 0.2, "max_tokens": 512, "top_p": 0.9, "seed": 7,
 					"stop": []any{"END"}, "response_format": map[string]any{"type": "json_object"}, "model": "ignored"},
 			},
@@ -133,28 +130,12 @@ func TestChatRequestBody(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body := textReply
+			reply := textReply
 			if tc.stream {
-				body = "data: [DONE]\n\n"
+				reply = "data: [DONE]\n\n"
 			}
-			srv := wiretest.New(t, wiretest.Reply{Body: body})
-			if _, err := newClient(t, srv, tc.stream).Chat(t.Context(), tc.req); err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("server got %d requests, want 1", len(reqs))
-			}
-			r := reqs[0]
-			wiretest.JSONEqual(t, r.Body, tc.want)
-			if r.Method != "POST" || r.Path != "/v1/chat/completions" {
-				t.Errorf("request = %s %s, want POST /v1/chat/completions", r.Method, r.Path)
-			}
-			for h, want := range map[string]string{"Authorization": "Bearer " + testKey, "Content-Type": "application/json"} {
-				if got := r.Header.Get(h); got != want {
-					t.Errorf("header %s = %q, want %q", h, got, want)
-				}
-			}
+			r := wiretest.Sent(t, newClient, tc.stream, reply, tc.req)
+			r.Check(t, "/v1/chat/completions", map[string]string{"Authorization": "Bearer " + testKey, "Content-Type": "application/json"}, tc.want)
 			if tc.stream && !strings.Contains(string(r.Body), `"<b>&</b>"`) {
 				t.Errorf("body escapes HTML: %s", r.Body)
 			}
@@ -191,160 +172,131 @@ func TestChatRejectsReservedOptionAndUnknownRole(t *testing.T) {
 }
 
 func TestChatResponse(t *testing.T) {
-	tests := []struct {
-		name string
-		body string
-		want ports.ChatResponse
-	}{
+	// Two calls already in the conversation: generated ids continue from call_3.
+	history := ports.ChatRequest{Messages: []state.Message{
+		{Role: "user", Content: "go"},
+		{Role: "assistant", ToolCalls: []state.CallRef{{ID: "call_1", Name: "now"}, {ID: "call_2", Name: "now"}}},
+		{Role: "tool", ToolCallID: "call_1", Content: "12:00"},
+		{Role: "tool", ToolCallID: "call_2", Content: "12:00"},
+	}}
+	tests := []wiretest.Case{
 		{
-			name: "plain text",
-			body: textReply,
-			want: ports.ChatResponse{Content: "Hello! How can I help?", FinishReason: "stop", Model: "gpt-4o-mini-2024-07-18",
-				Usage: state.Tokens{Input: 19, Output: 10, Total: 29}},
+			Name: "plain text",
+			Req:  history,
+			Body: textReply,
+			Want: textWant,
 		},
 		{
-			name: "one tool call",
-			body: `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,
+			Name: "one tool call",
+			Req:  history,
+			Body: `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o-mini","choices":[{"index":0,
 				"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_DdmO9pD3xa9XTPNJ32zg2hcA","type":"function",
 				"function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}],"refusal":null},"logprobs":null,"finish_reason":"tool_calls"}],
 				"usage":{"prompt_tokens":80,"completion_tokens":17,"total_tokens":97}}`,
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", Usage: state.Tokens{Input: 80, Output: 17, Total: 97},
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", Usage: state.Tokens{Input: 80, Output: 17, Total: 97},
 				ToolCalls: []state.CallRef{{ID: "call_DdmO9pD3xa9XTPNJ32zg2hcA", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 		},
 		{
-			name: "several tool calls with text",
-			body: `{"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Checking both.","tool_calls":[
+			Name: "several tool calls with text",
+			Req:  history,
+			Body: `{"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Checking both.","tool_calls":[
 				{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
 				{"id":"call_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},"finish_reason":"tool_calls"}],
 				"usage":{"prompt_tokens":5,"completion_tokens":6,"total_tokens":11}}`,
-			want: ports.ChatResponse{Content: "Checking both.", FinishReason: "tool_calls", Model: "gpt-4o", Usage: state.Tokens{Input: 5, Output: 6, Total: 11},
+			Want: ports.ChatResponse{Content: "Checking both.", FinishReason: "tool_calls", Model: "gpt-4o", Usage: state.Tokens{Input: 5, Output: 6, Total: 11},
 				ToolCalls: []state.CallRef{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_2", Name: "get_weather", Arguments: `{"city":"Rome"}`}}},
 		},
 		{
 			// Ollama's /v1 and some llama.cpp builds: arguments as an object, no ids, finish "stop",
 			// no usage, no model.
-			name: "arguments as object, missing ids, stop with calls, no usage",
-			body: `{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[
+			Name: "arguments as object, missing ids, stop with calls, no usage",
+			Req:  history,
+			Body: `{"choices":[{"message":{"role":"assistant","content":"","tool_calls":[
 				{"function":{"name":"get_weather","arguments":{"city": "Paris"}}},
 				{"type":"function","function":{"name":"now","arguments":{}}}]},"finish_reason":"stop"}]}`,
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini",
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini",
 				ToolCalls: []state.CallRef{{ID: "call_3", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_4", Name: "now", Arguments: `{}`}}},
 		},
 		{
-			name: "missing finish reason with calls, arguments empty, null and double-encoded",
-			body: `{"model":"qwen2.5","choices":[{"message":{"content":null,"tool_calls":[
+			Name: "missing finish reason with calls, arguments empty, null and double-encoded",
+			Req:  history,
+			Body: `{"model":"qwen2.5","choices":[{"message":{"content":null,"tool_calls":[
 				{"id":"a","function":{"name":"now","arguments":""}},
 				{"id":"b","function":{"name":"now","arguments":null}},
 				{"id":"c","function":{"name":"get_weather","arguments":"\"{\\\"city\\\":\\\"Oslo\\\"}\""}}]}}]}`,
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "qwen2.5",
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "qwen2.5",
 				ToolCalls: []state.CallRef{{ID: "a", Name: "now", Arguments: `{}`}, {ID: "b", Name: "now", Arguments: `{}`}, {ID: "c", Name: "get_weather", Arguments: `{"city":"Oslo"}`}}},
 		},
 		{
-			name: "content as parts, no finish reason, usage without total",
-			body: `{"model":"m","choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"Hel"},{"type":"text","text":"lo"}]}}],
+			Name: "content as parts, no finish reason, usage without total",
+			Req:  history,
+			Body: `{"model":"m","choices":[{"message":{"role":"assistant","content":[{"type":"text","text":"Hel"},{"type":"text","text":"lo"}]}}],
 				"usage":{"prompt_tokens":3,"completion_tokens":2}}`,
-			want: ports.ChatResponse{Content: "Hello", FinishReason: "stop", Model: "m", Usage: state.Tokens{Input: 3, Output: 2, Total: 5}},
+			Want: ports.ChatResponse{Content: "Hello", FinishReason: "stop", Model: "m", Usage: state.Tokens{Input: 3, Output: 2, Total: 5}},
 		},
 		{
-			name: "length",
-			body: `{"model":"m","choices":[{"message":{"content":"Once upon"},"finish_reason":"length"}]}`,
-			want: ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: "m"},
+			Name: "length",
+			Req:  history,
+			Body: `{"model":"m","choices":[{"message":{"content":"Once upon"},"finish_reason":"length"}]}`,
+			Want: ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: "m"},
 		},
 	}
-	// Two calls already in the conversation: generated ids continue from call_3.
-	history := []state.Message{
-		{Role: "user", Content: "go"},
-		{Role: "assistant", ToolCalls: []state.CallRef{{ID: "call_1", Name: "now"}, {ID: "call_2", Name: "now"}}},
-		{Role: "tool", ToolCallID: "call_1", Content: "12:00"},
-		{Role: "tool", ToolCallID: "call_2", Content: "12:00"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, wiretest.Reply{Body: tc.body})
-			got, err := newClient(t, srv, false).Chat(t.Context(), ports.ChatRequest{Messages: history})
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Chat response mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func TestChatErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		stream   bool
-		reply    wiretest.Reply
-		want     string
-		kind     fault.Kind
-		requests int
-	}{
+	tests := []wiretest.Case{
 		{
-			name:  "401 is not retried",
-			reply: wiretest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: sk-test-************cdef. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`},
-			want:  "openai: 401 Unauthorized: Incorrect API key provided: sk-test-************cdef. You can find your API key at https://platform.openai.com/account/api-keys.",
-			kind:  fault.Usage, requests: 1,
+			Name:    "401 is not retried",
+			Replies: []wiretest.Reply{{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: sk-test-************cdef. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`}},
+			Err:     "openai: 401 Unauthorized: Incorrect API key provided: sk-test-************cdef. You can find your API key at https://platform.openai.com/account/api-keys.",
+			Kind:    fault.Usage, Requests: 1,
 		},
 		{
-			name:  "404 unknown model",
-			reply: wiretest.Reply{Status: 404, Body: `{"error":{"message":"The model 'gpt-9' does not exist","type":"invalid_request_error","code":"model_not_found"}}`},
-			want:  "openai: 404 Not Found: The model 'gpt-9' does not exist", kind: fault.Usage, requests: 1,
+			Name:    "404 unknown model",
+			Replies: []wiretest.Reply{{Status: 404, Body: `{"error":{"message":"The model 'gpt-9' does not exist","type":"invalid_request_error","code":"model_not_found"}}`}},
+			Err:     "openai: 404 Not Found: The model 'gpt-9' does not exist", Kind: fault.Usage, Requests: 1,
 		},
 		{
-			name:  "400 from a FastAPI server",
-			reply: wiretest.Reply{Status: 400, Body: `{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}`},
-			want:  "openai: 400 Bad Request: This model's maximum context length is 4096 tokens.", kind: fault.Usage, requests: 1,
+			Name:    "400 from a FastAPI server",
+			Replies: []wiretest.Reply{{Status: 400, Body: `{"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}`}},
+			Err:     "openai: 400 Bad Request: This model's maximum context length is 4096 tokens.", Kind: fault.Usage, Requests: 1,
 		},
 		{
-			name:  "key echoed by a server is redacted",
-			reply: wiretest.Reply{Status: 403, Body: `{"error":"key ` + testKey + ` is not allowed"}`},
-			want:  "openai: 403 Forbidden: key *** is not allowed", kind: fault.Usage, requests: 1,
+			Name:    "key echoed by a server is redacted",
+			Replies: []wiretest.Reply{{Status: 403, Body: `{"error":"key ` + testKey + ` is not allowed"}`}},
+			Err:     "openai: 403 Forbidden: key *** is not allowed", Kind: fault.Usage, Requests: 1,
 		},
 		{
-			name:  "error inside a 200 body",
-			reply: wiretest.Reply{Body: `{"error":{"message":"model crashed","type":"server_error"}}`},
-			want:  "openai: error in response: model crashed", kind: fault.Execution, requests: 1,
+			Name:    "error inside a 200 body",
+			Replies: []wiretest.Reply{{Body: `{"error":{"message":"model crashed","type":"server_error"}}`}},
+			Err:     "openai: error in response: model crashed", Kind: fault.Execution, Requests: 1,
 		},
 		{
-			name:  "no choices",
-			reply: wiretest.Reply{Body: `{"id":"x","choices":[]}`},
-			want:  `openai: response has no message: "{\"id\":\"x\",\"choices\":[]}"`, kind: fault.Execution, requests: 1,
+			Name:    "no choices",
+			Replies: []wiretest.Reply{{Body: `{"id":"x","choices":[]}`}},
+			Err:     `openai: response has no message: "{\"id\":\"x\",\"choices\":[]}"`, Kind: fault.Execution, Requests: 1,
 		},
 		{
-			name:  "malformed body",
-			reply: wiretest.Reply{Body: `{"choices":[{"message":`},
-			want:  `openai: malformed response: unexpected end of JSON input: "{\"choices\":[{\"message\":"`, kind: fault.Execution, requests: 1,
+			Name:    "malformed body",
+			Replies: []wiretest.Reply{{Body: `{"choices":[{"message":`}},
+			Err:     `openai: malformed response: unexpected end of JSON input: "{\"choices\":[{\"message\":"`, Kind: fault.Execution, Requests: 1,
 		},
 		{
-			name:   "malformed chunk",
-			stream: true,
-			reply:  wiretest.Reply{Body: "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}\n\ndata: [DONE]\n\n"},
-			want:   `openai: malformed stream chunk: unexpected end of JSON input: "{\"choices\":[{\"delta\":{\"content\":\"Hi\"}}"`, kind: fault.Execution, requests: 1,
+			Name:    "malformed chunk",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}\n\ndata: [DONE]\n\n"}},
+			Err:     `openai: malformed stream chunk: unexpected end of JSON input: "{\"choices\":[{\"delta\":{\"content\":\"Hi\"}}"`, Kind: fault.Execution, Requests: 1,
+			Deltas: []string{"Hi"},
 		},
 		{
-			name:   "stream error event",
-			stream: true,
-			reply:  wiretest.Reply{Body: "data: {\"error\":{\"message\":\"prompt too long\",\"code\":400}}\n\n"},
-			want:   "openai: 400 Bad Request: prompt too long", kind: fault.Usage, requests: 1,
+			Name:    "stream error event",
+			Stream:  true,
+			Replies: []wiretest.Reply{{Body: "data: {\"error\":{\"message\":\"prompt too long\",\"code\":400}}\n\n"}},
+			Err:     "openai: 400 Bad Request: prompt too long", Kind: fault.Usage, Requests: 1,
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, tc.reply)
-			_, err := newClient(t, srv, tc.stream).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}}})
-			if err == nil || err.Error() != tc.want {
-				t.Fatalf("Chat error = %v, want %q", err, tc.want)
-			}
-			if got := fault.KindOf(err); got != tc.kind {
-				t.Errorf("KindOf(%v) = %v, want %v", err, got, tc.kind)
-			}
-			if n := len(srv.Requests()); n != tc.requests {
-				t.Errorf("server got %d requests, want %d", n, tc.requests)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func TestNewKey(t *testing.T) {
@@ -503,16 +455,13 @@ func TestRetry(t *testing.T) {
 
 func TestRetryAfterHTTPDate(t *testing.T) {
 	// A synctest bubble's clock starts at 2000-01-01 00:00:00 UTC.
-	srv := wiretest.New(t, wiretest.Reply{Status: 429, Header: map[string]string{"Retry-After": "Sat, 01 Jan 2000 00:00:05 GMT"}}, wiretest.Reply{Body: textReply})
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		if _, err := newClient(t, srv, false).Chat(t.Context(), ports.ChatRequest{}); err != nil {
-			t.Fatal(err)
-		}
-		if waited := time.Since(start); waited != 5*time.Second {
-			t.Errorf("waited %v, want 5s", waited)
-		}
-	})
+	wiretest.Run(t, newClient, []wiretest.Case{{
+		Name: "5s ahead",
+		Replies: []wiretest.Reply{
+			{Status: 429, Header: map[string]string{"Retry-After": "Sat, 01 Jan 2000 00:00:05 GMT"}},
+			{Body: textReply}},
+		Want: textWant, Waited: 5 * time.Second,
+	}})
 }
 
 func TestNoRetryAfterText(t *testing.T) {

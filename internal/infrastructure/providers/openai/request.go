@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"maps"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -12,11 +11,11 @@ import (
 
 // request is the body of POST /chat/completions; options are merged in beside these fields.
 type request struct {
-	Model         string         `json:"model"`
-	Messages      []message      `json:"messages"`
-	Tools         []tool         `json:"tools,omitempty"`
-	Stream        bool           `json:"stream,omitempty"`
-	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+	Model         string              `json:"model"`
+	Messages      []message           `json:"messages"`
+	Tools         []chat.FunctionTool `json:"tools,omitempty"`
+	Stream        bool                `json:"stream,omitempty"`
+	StreamOptions *streamOptions      `json:"stream_options,omitempty"`
 }
 
 type streamOptions struct {
@@ -43,17 +42,6 @@ type function struct {
 	Arguments string `json:"arguments"`
 }
 
-type tool struct {
-	Type     string       `json:"type"`
-	Function toolFunction `json:"function"`
-}
-
-type toolFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
-}
-
 // encodeRequest builds the request body. Every option but "model" is passed through as a
 // top-level field (temperature, max_tokens, top_p, seed, stop, response_format, and whatever a
 // compatible server adds), so the API, not awf, judges them.
@@ -62,7 +50,7 @@ func encodeRequest(model string, req ports.ChatRequest, stream bool) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	r := request{Model: model, Messages: msgs, Tools: encodeTools(req.Tools)}
+	r := request{Model: model, Messages: msgs, Tools: chat.FunctionTools(req.Tools)}
 	if stream {
 		r.Stream, r.StreamOptions = true, &streamOptions{IncludeUsage: true}
 	}
@@ -105,12 +93,4 @@ func encodeMessages(system string, in []state.Message) ([]message, error) {
 		out = append(out, msg)
 	}
 	return out, nil
-}
-
-func encodeTools(in []ports.ToolSchema) []tool {
-	out := make([]tool, 0, len(in))
-	for _, t := range in {
-		out = append(out, tool{Type: "function", Function: toolFunction{Name: t.Name, Description: t.Description, Parameters: chat.Schema(t.Parameters)}})
-	}
-	return out
 }

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 
@@ -95,16 +94,12 @@ func (t *text) UnmarshalJSON(b []byte) error {
 // decodeResponse reads a non-streamed completion. Calls without an id get call_N, numbered from
 // firstID.
 func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
-	data, err := io.ReadAll(body)
+	r, data, err := chat.ReadJSON[response](name, body)
 	if err != nil {
-		return ports.ChatResponse{}, fault.Wrap(fault.Execution, fmt.Errorf("%s: read response: %w", name, err))
+		return ports.ChatResponse{}, err
 	}
-	var r response
-	if err := json.Unmarshal(data, &r); err != nil {
-		return ports.ChatResponse{}, chat.Malformed(name, "response", data, err)
-	}
-	if apiErr := embeddedError(r.Error); apiErr != nil {
-		return ports.ChatResponse{}, apiErr
+	if err := httpx.EmbeddedError(name, r.Error); err != nil {
+		return ports.ChatResponse{}, err
 	}
 	if len(r.Choices) == 0 || r.Choices[0].Message == nil {
 		return ports.ChatResponse{}, fault.New(fault.Execution, "%s: response has no message: %s", name, chat.Snippet(data))
@@ -120,12 +115,4 @@ func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
 	}
 	out.FinishReason = chat.Finish(c.FinishReason, len(out.ToolCalls) > 0)
 	return out, nil
-}
-
-// embeddedError turns an "error" member of a 2xx body into an error, or nil when there is none.
-func embeddedError(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	return httpx.ParseEmbedded(name, raw)
 }

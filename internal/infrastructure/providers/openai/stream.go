@@ -3,12 +3,9 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"strings"
 
-	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/internal/chat"
@@ -20,23 +17,19 @@ import (
 // finish reason (some compatible servers never send [DONE]). Once text has gone to onDelta a
 // failure is final, so that a retry cannot show the same text twice.
 func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.ChatResponse, error) {
-	s := &stream{onDelta: onDelta, firstID: firstID, byIndex: map[int]*call{}, byID: map[string]*call{}}
+	s := &stream{Deltas: chat.NewDeltas(onDelta), firstID: firstID, byIndex: map[int]*call{}, byID: map[string]*call{}}
 	events := httpx.NewSSE(body)
 	for {
 		ev, err := events.Next()
 		switch {
 		case err == io.EOF && s.finish != "":
 			return s.result(), nil
-		case err == io.EOF:
-			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before [DONE]: %w", name, httpx.ErrTruncated)))
-		case errors.Is(err, httpx.ErrTruncated):
-			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: stream ended before [DONE]: %w", name, err)))
 		case err != nil:
-			return s.fail(fault.Wrap(fault.Execution, fmt.Errorf("%s: read stream: %w", name, err)))
+			return s.Fail(chat.StreamError(name, "[DONE]", err))
 		}
 		done, err := s.event(ev.Data)
 		if err != nil {
-			return s.fail(err)
+			return s.Fail(err)
 		}
 		if done {
 			return s.result(), nil
@@ -47,8 +40,7 @@ func decodeStream(body io.Reader, firstID int, onDelta func(string)) (ports.Chat
 // stream assembles a reply from chunks. Text and arguments are kept both ways a server may send
 // them, as deltas to append and as the whole so far, until the stream shows which it is.
 type stream struct {
-	onDelta func(string)
-	emitted bool
+	chat.Deltas
 	firstID int
 
 	text       strings.Builder // every content chunk appended: right for delta streams
@@ -64,13 +56,6 @@ type stream struct {
 	finish string
 	usage  *usage
 	model  string
-}
-
-func (s *stream) fail(err error) (ports.ChatResponse, error) {
-	if s.emitted {
-		err = httpx.Permanent(err)
-	}
-	return ports.ChatResponse{}, err
 }
 
 // event handles one event's data: a chunk, [DONE], or several chunks on consecutive data lines
@@ -99,7 +84,7 @@ func (s *stream) event(data []byte) (done bool, err error) {
 }
 
 func (s *stream) chunk(r *response) error {
-	if err := embeddedError(r.Error); err != nil {
+	if err := httpx.EmbeddedError(name, r.Error); err != nil {
 		return err
 	}
 	if r.Model != "" {
@@ -138,18 +123,18 @@ func (s *stream) addContent(d string) {
 	switch {
 	case s.whole:
 		s.last += d
-		s.emit(d)
+		s.Emit(d)
 		return
 	case s.chunks == 1:
 		s.cumulative = true
-		s.emit(d)
+		s.Emit(d)
 	case s.cumulative && strings.HasPrefix(d, s.last):
-		s.emit(d[len(s.last):])
+		s.Emit(d[len(s.last):])
 	case s.chunks > 2 && len(d) == s.text.Len() && d == s.text.String():
 		return
 	default:
 		s.cumulative = false
-		s.emit(d)
+		s.Emit(d)
 	}
 	s.text.WriteString(d)
 	s.last = d
@@ -159,7 +144,7 @@ func (s *stream) addContent(d string) {
 func (s *stream) setMessage(m *reply) {
 	full, cur := string(m.Content), s.content()
 	if strings.HasPrefix(full, cur) {
-		s.emit(full[len(cur):])
+		s.Emit(full[len(cur):])
 	}
 	s.last, s.whole = full, true
 	s.calls, s.byIndex, s.byID = nil, map[int]*call{}, map[string]*call{}
@@ -174,14 +159,6 @@ func (s *stream) content() string {
 		return s.last
 	}
 	return s.text.String()
-}
-
-func (s *stream) emit(t string) {
-	if t == "" || s.onDelta == nil {
-		return
-	}
-	s.emitted = true
-	s.onDelta(t)
 }
 
 // slot finds the call a tool-call delta continues, or starts one: by index; by id when the

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"testing/synctest"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/internal/wiretest"
@@ -34,113 +32,119 @@ func finish(reason string) string { return chunk(`"delta":{},"finish_reason":"` 
 func TestChatStream(t *testing.T) {
 	usage := state.Tokens{Input: 82, Output: 18, Total: 100}
 	const model = "gpt-4o-mini-2024-07-18"
-	tests := []struct {
-		name   string
-		body   string
-		want   ports.ChatResponse
-		deltas []string
-	}{
+	tests := []wiretest.Case{
 		{
-			name:   "text",
-			body:   wiretest.SSE("\n", roleChunk, content("Hello"), content(" there"), content("!"), finish("stop"), usageChunk, done),
-			want:   ports.ChatResponse{Content: "Hello there!", FinishReason: "stop", Model: model, Usage: usage},
-			deltas: []string{"Hello", " there", "!"},
+			Name:   "text",
+			Stream: true,
+			Body:   wiretest.SSE("\n", roleChunk, content("Hello"), content(" there"), content("!"), finish("stop"), usageChunk, done),
+			Want:   ports.ChatResponse{Content: "Hello there!", FinishReason: "stop", Model: model, Usage: usage},
+			Deltas: []string{"Hello", " there", "!"},
 		},
 		{
-			name: "text with CRLF, event lines, comments and ids",
-			body: wiretest.SSE("\r\n", ": keep-alive", "event: message\nid: 1\n"+content("Hel"), "event: message\nid: 2\nretry: 100\n"+content("lo"),
+			Name:   "text with CRLF, event lines, comments and ids",
+			Stream: true,
+			Body: wiretest.SSE("\r\n", ": keep-alive", "event: message\nid: 1\n"+content("Hel"), "event: message\nid: 2\nretry: 100\n"+content("lo"),
 				"event: message\n"+finish("stop"), usageChunk, "event: done\n"+done),
-			want:   ports.ChatResponse{Content: "Hello", FinishReason: "stop", Model: model, Usage: usage},
-			deltas: []string{"Hel", "lo"},
+			Want:   ports.ChatResponse{Content: "Hello", FinishReason: "stop", Model: model, Usage: usage},
+			Deltas: []string{"Hel", "lo"},
 		},
 		{
-			name: "data split over lines in one event",
-			body: "data: {\"choices\":[{\"index\":0,\ndata: \"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
-			want: ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: "gpt-4o-mini"}, deltas: []string{"Hi"},
+			Name:   "data split over lines in one event",
+			Stream: true,
+			Body:   "data: {\"choices\":[{\"index\":0,\ndata: \"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+			Want:   ports.ChatResponse{Content: "Hi", FinishReason: "stop", Model: "gpt-4o-mini"}, Deltas: []string{"Hi"},
 		},
 		{
-			name: "tool calls by index, interleaved",
-			body: wiretest.SSE("\n",
+			Name:   "tool calls by index, interleaved",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				chunk(`"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_Pm7","type":"function","function":{"name":"get_weather","arguments":""}}],"refusal":null},"finish_reason":null`),
 				chunk(`"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\""}}]},"finish_reason":null`),
 				chunk(`"delta":{"tool_calls":[{"index":1,"id":"call_Qx2","type":"function","function":{"name":"get_weather","arguments":"{\"ci"}}]},"finish_reason":null`),
 				chunk(`"delta":{"tool_calls":[{"index":0,"function":{"arguments":"city\":\"Paris\"}"}}]},"finish_reason":null`),
 				chunk(`"delta":{"tool_calls":[{"index":1,"function":{"arguments":"ty\":\"Rome\"}"}}]},"finish_reason":null`),
 				finish("tool_calls"), usageChunk, done),
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: model, Usage: usage, ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: model, Usage: usage, ToolCalls: []state.CallRef{
 				{ID: "call_Pm7", Name: "get_weather", Arguments: `{"city":"Paris"}`},
 				{ID: "call_Qx2", Name: "get_weather", Arguments: `{"city":"Rome"}`},
 			}},
 		},
 		{
 			// Ollama's /v1 before 0.5: whole call in one delta, then finish "stop".
-			name: "whole call in one delta, finish stop",
-			body: wiretest.SSE("\n",
+			Name:   "whole call in one delta, finish stop",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"id":"chatcmpl-620","object":"chat.completion.chunk","created":1,"model":"llama3.2","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_ytmb9xve","index":0,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":null}]}`,
 				`data: {"id":"chatcmpl-620","object":"chat.completion.chunk","created":1,"model":"llama3.2","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":"stop"}]}`,
 				done),
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "llama3.2", ToolCalls: []state.CallRef{{ID: "call_ytmb9xve", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "llama3.2", ToolCalls: []state.CallRef{{ID: "call_ytmb9xve", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 		},
 		{
-			name: "missing index: ids then position",
-			body: wiretest.SSE("\n",
+			Name:   "missing index: ids then position",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"choices":[{"delta":{"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"city\":"}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\"Oslo\"}"}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"id":"c2","function":{"name":"now","arguments":"{}"}}]}}]}`,
 				`data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`, done),
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
 				{ID: "c1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}, {ID: "c2", Name: "now", Arguments: `{}`},
 			}},
 		},
 		{
-			name: "missing index and id: generated ids, a new name starts a call",
-			body: wiretest.SSE("\n",
+			Name:   "missing index and id: generated ids, a new name starts a call",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"name":"get_weather","arguments":"{\"city\""}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":":\"Oslo\"}"}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"name":"get_weather","arguments":""}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"city\":\"Rome\"}"}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"name":"now"}}]}}]}`,
 				`data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`, done),
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
 				{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Oslo"}`},
 				{ID: "call_2", Name: "get_weather", Arguments: `{"city":"Rome"}`},
 				{ID: "call_3", Name: "now", Arguments: `{}`},
 			}},
 		},
 		{
-			name: "several calls in one chunk without index or id",
-			body: wiretest.SSE("\n",
+			Name:   "several calls in one chunk without index or id",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","arguments":"{\"x\":"}},{"function":{"name":"b","arguments":"{\"y\":"}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"1}"}},{"function":{"arguments":"2}"}}]}}]}`,
 				`data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`, done),
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
 				{ID: "call_1", Name: "a", Arguments: `{"x":1}`}, {ID: "call_2", Name: "b", Arguments: `{"y":2}`},
 			}},
 		},
 		{
-			name: "same index reused for calls with other ids",
-			body: wiretest.SSE("\n",
+			Name:   "same index reused for calls with other ids",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"now","arguments":"{}"}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"b","function":{"name":"now","arguments":"{}"}}]}}]}`,
 				`data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`, done),
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
 				{ID: "a", Name: "now", Arguments: `{}`}, {ID: "b", Name: "now", Arguments: `{}`},
 			}},
 		},
 		{
-			name: "arguments as objects",
-			body: wiretest.SSE("\n",
+			Name:   "arguments as objects",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"now","arguments":{}}}]}}]}`,
 				`data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`, done),
-			want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
 				{ID: "a", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "b", Name: "now", Arguments: `{}`},
 			}},
 		},
 		{
-			name: "whole text and arguments so far in every delta",
-			body: wiretest.SSE("\n",
+			Name:   "whole text and arguments so far in every delta",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"choices":[{"delta":{"content":"Hel"}}]}`,
 				`data: {"choices":[{"delta":{"content":"Hello"}}]}`,
 				`data: {"choices":[{"delta":{"content":"Hello wor"}}]}`,
@@ -148,71 +152,60 @@ func TestChatStream(t *testing.T) {
 				`data: {"choices":[{"delta":{"content":"Hello world","tool_calls":[{"index":0,"id":"a","function":{"name":"get_weather","arguments":"{\"city\":\"Pa"}}]}}]}`,
 				`data: {"choices":[{"delta":{"content":"Hello world","tool_calls":[{"index":0,"id":"a","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":"tool_calls"}]}`,
 				done),
-			want: ports.ChatResponse{Content: "Hello world", FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{Content: "Hello world", FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
 				{ID: "a", Name: "get_weather", Arguments: `{"city":"Paris"}`},
 			}},
-			deltas: []string{"Hel", "lo", " wor", "ld"},
+			Deltas: []string{"Hel", "lo", " wor", "ld"},
 		},
 		{
-			name: "whole message so far in every chunk",
-			body: wiretest.SSE("\n",
+			Name:   "whole message so far in every chunk",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"model":"local","choices":[{"message":{"role":"assistant","content":"Sure"}}]}`,
 				`data: {"model":"local","choices":[{"message":{"role":"assistant","content":"Sure, one"}}]}`,
 				`data: {"model":"local","choices":[{"message":{"role":"assistant","content":"Sure, one call.","tool_calls":[{"id":"x","function":{"name":"now","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
 				done),
-			want:   ports.ChatResponse{Content: "Sure, one call.", FinishReason: "tool_calls", Model: "local", ToolCalls: []state.CallRef{{ID: "x", Name: "now", Arguments: `{}`}}},
-			deltas: []string{"Sure", ", one", " call."},
+			Want:   ports.ChatResponse{Content: "Sure, one call.", FinishReason: "tool_calls", Model: "local", ToolCalls: []state.CallRef{{ID: "x", Name: "now", Arguments: `{}`}}},
+			Deltas: []string{"Sure", ", one", " call."},
 		},
 		{
-			name: "deltas, then the whole message repeated",
-			body: wiretest.SSE("\n",
+			Name:   "deltas, then the whole message repeated",
+			Stream: true,
+			Body: wiretest.SSE("\n",
 				`data: {"choices":[{"delta":{"content":"Hel"}}]}`,
 				`data: {"choices":[{"delta":{"content":"lo"}}]}`,
 				`data: {"choices":[{"delta":{"content":" world","tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`,
 				`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"1}"}}]}}]}`,
 				`data: {"choices":[{"delta":{"content":"Hello world","tool_calls":[{"index":0,"function":{"arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}]}`,
 				done),
-			want: ports.ChatResponse{Content: "Hello world", FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
+			Want: ports.ChatResponse{Content: "Hello world", FinishReason: "tool_calls", Model: "gpt-4o-mini", ToolCalls: []state.CallRef{
 				{ID: "a", Name: "f", Arguments: `{"a":1}`},
 			}},
-			deltas: []string{"Hel", "lo", " world"},
+			Deltas: []string{"Hel", "lo", " world"},
 		},
 		{
-			name: "no [DONE] after a finish reason, usage missing",
-			body: wiretest.SSE("\n", content("Done"), finish("stop")),
-			want: ports.ChatResponse{Content: "Done", FinishReason: "stop", Model: model}, deltas: []string{"Done"},
+			Name:   "no [DONE] after a finish reason, usage missing",
+			Stream: true,
+			Body:   wiretest.SSE("\n", content("Done"), finish("stop")),
+			Want:   ports.ChatResponse{Content: "Done", FinishReason: "stop", Model: model}, Deltas: []string{"Done"},
 		},
 		{
-			name:   "server that ignores stream: true",
-			body:   "\n " + textReply,
-			want:   ports.ChatResponse{Content: "Hello! How can I help?", FinishReason: "stop", Model: model, Usage: state.Tokens{Input: 19, Output: 10, Total: 29}},
-			deltas: []string{"Hello! How can I help?"},
+			Name:   "server that ignores stream: true",
+			Stream: true,
+			Body:   "\n " + textReply,
+			Want:   textWant,
+			Deltas: []string{"Hello! How can I help?"},
 		},
 		{
-			name: "usage in the finishing chunk, no blank lines between events",
-			body: "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n" +
+			Name:   "usage in the finishing chunk, no blank lines between events",
+			Stream: true,
+			Body: "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n" +
 				"data: {\"model\":\"qwen\",\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2,\"total_tokens\":3}}\ndata: [DONE]\n",
-			want:   ports.ChatResponse{Content: "ab", FinishReason: "length", Model: "qwen", Usage: state.Tokens{Input: 1, Output: 2, Total: 3}},
-			deltas: []string{"a", "b"},
+			Want:   ports.ChatResponse{Content: "ab", FinishReason: "length", Model: "qwen", Usage: state.Tokens{Input: 1, Output: 2, Total: 3}},
+			Deltas: []string{"a", "b"},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := wiretest.New(t, wiretest.Reply{Body: tc.body})
-			var deltas []string
-			got, err := newClient(t, srv, true).Chat(t.Context(), ports.ChatRequest{Messages: []state.Message{{Role: "user", Content: "hi"}},
-				OnDelta: func(s string) { deltas = append(deltas, s) }})
-			if err != nil {
-				t.Fatalf("Chat: %v", err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Chat response mismatch (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.deltas, deltas); diff != "" {
-				t.Errorf("deltas mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
+	wiretest.Run(t, newClient, tests)
 }
 
 func TestChatStreamTruncated(t *testing.T) {
@@ -250,7 +243,7 @@ func streamBody(n int) []byte {
 	}
 	b.WriteString(chunk(`"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"write_file","arguments":""}}]},"finish_reason":null`) + "\n\n")
 	for i := range n/2 - 3 {
-		b.WriteString(chunk(fmt.Sprintf(`"delta":{"tool_calls":[{"index":0,"function":{"arguments":%q}}]},"finish_reason":null`, piece(i, n/2-5))) + "\n\n")
+		b.WriteString(chunk(fmt.Sprintf(`"delta":{"tool_calls":[{"index":0,"function":{"arguments":%q}}]},"finish_reason":null`, piece(i, n/2-3))) + "\n\n")
 	}
 	b.WriteString(finish("tool_calls") + "\n\n" + usageChunk + "\n\ndata: [DONE]\n\n")
 	return b.Bytes()
@@ -267,13 +260,5 @@ func piece(i, n int) string {
 }
 
 func BenchmarkDecodeStream200(b *testing.B) {
-	body := streamBody(200)
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		out, err := decodeStream(bytes.NewReader(body), 1, func(string) {})
-		if err != nil || len(out.ToolCalls) != 1 {
-			b.Fatalf("decodeStream = %+v, %v", out, err)
-		}
-	}
+	wiretest.Bench(b, streamBody(200), decodeStream)
 }

@@ -1,6 +1,9 @@
-// Package chat holds what the provider adapters share above the transport: turning tool-call
+// Package chat holds what the HTTP provider adapters share above the transport: their Config
+// and the Chat call around each adapter's own wire format ([Endpoint]); turning tool-call
 // arguments in any shape a server sends into JSON object text, ids for calls that came without
-// one, provider-neutral finish reasons, and the checks on model, key and options.
+// one, provider-neutral finish reasons, the checks on model, key and options, and the bookkeeping
+// of a streamed reply. Of the providers' wire formats it holds only what two of them share
+// to the letter (the function-tool declaration).
 package chat
 
 import (
@@ -15,6 +18,7 @@ import (
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -99,6 +103,29 @@ func Schema(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage(`{"type":"object","properties":{}}`)
 	}
 	return raw
+}
+
+// FunctionTool is a tool declared as OpenAI's API does and Ollama's copies:
+// {"type": "function", "function": {"name", "description", "parameters"}}.
+type FunctionTool struct {
+	Type     string       `json:"type"`
+	Function FunctionDecl `json:"function"`
+}
+
+// FunctionDecl is the function a [FunctionTool] declares.
+type FunctionDecl struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// FunctionTools declares tools as [FunctionTool]s, each with a parameters schema ([Schema]).
+func FunctionTools(in []ports.ToolSchema) []FunctionTool {
+	out := make([]FunctionTool, 0, len(in))
+	for _, t := range in {
+		out = append(out, FunctionTool{Type: "function", Function: FunctionDecl{Name: t.Name, Description: t.Description, Parameters: Schema(t.Parameters)}})
+	}
+	return out
 }
 
 // CountCalls counts the tool calls already in a conversation, so that ids generated for a new

@@ -134,6 +134,15 @@ func ParseEmbedded(provider string, raw json.RawMessage) *APIError {
 	return e
 }
 
+// EmbeddedError is [ParseEmbedded] for an "error" member that may be missing: nil when raw is
+// empty or JSON null, as a body without an error decodes.
+func EmbeddedError(provider string, raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return ParseEmbedded(provider, raw)
+}
+
 // detail reads FastAPI's "detail": a string, or a list of {"msg"} objects.
 func detail(raw json.RawMessage) string {
 	var s string

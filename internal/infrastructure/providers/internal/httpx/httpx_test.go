@@ -130,6 +130,17 @@ func TestParseEmbedded(t *testing.T) {
 	}
 }
 
+func TestEmbeddedError(t *testing.T) {
+	for _, raw := range []string{"", "null"} {
+		if err := EmbeddedError("p", []byte(raw)); err != nil {
+			t.Errorf("EmbeddedError(%q) = %v, want nil", raw, err)
+		}
+	}
+	if err := EmbeddedError("p", []byte(`{"message":"x","code":503}`)); err == nil || err.Error() != "p: 503 Service Unavailable: x" || fault.KindOf(err) != fault.Execution {
+		t.Errorf("EmbeddedError(object) = %v, want the parsed error", err)
+	}
+}
+
 func TestTransient(t *testing.T) {
 	tests := []struct {
 		err  error

@@ -1,6 +1,6 @@
 // Package wiretest serves scripted HTTP replies to the provider adapters' tests and records the
-// requests they sent, so that adapters are tested at their transport, byte for byte. It is for
-// tests only.
+// requests they sent, so that adapters are tested at their transport, byte for byte; [Run] plays
+// a table of chats against such replies, the same way for every adapter. It is for tests only.
 package wiretest
 
 import (
@@ -20,8 +20,8 @@ import (
 type Reply struct {
 	// Status is the HTTP status; 0 means 200.
 	Status int
-	// Header is added to the response. Content-Type defaults to text/event-stream for a body
-	// that starts like server-sent events, else application/json.
+	// Header is added to the response. Content-Type defaults to what the body looks like:
+	// text/event-stream, application/x-ndjson or application/json.
 	Header map[string]string
 	// Body is written as is, and flushed.
 	Body string
@@ -78,11 +78,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	reply := s.replies[min(n, len(s.replies)-1)]
 	s.mu.Unlock()
 
-	ct := "application/json"
-	if strings.HasPrefix(reply.Body, "data:") || strings.HasPrefix(reply.Body, "event:") || strings.HasPrefix(reply.Body, ":") {
-		ct = "text/event-stream"
-	}
-	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Content-Type", contentType(reply.Body))
 	for k, v := range reply.Header {
 		w.Header().Set(k, v)
 	}
@@ -99,6 +95,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case reply.Hold:
 		<-r.Context().Done()
 	}
+}
+
+// contentType is the media type a body looks like: server-sent events, JSON lines (a line after
+// the first starts an object) or one JSON document.
+func contentType(body string) string {
+	switch {
+	case strings.HasPrefix(body, "data:") || strings.HasPrefix(body, "event:") || strings.HasPrefix(body, ":"):
+		return "text/event-stream"
+	case strings.HasPrefix(body, "{") && strings.Contains(body, "\n{"):
+		return "application/x-ndjson"
+	}
+	return "application/json"
 }
 
 // Client returns an HTTP client that keeps no idle connections, so that a testing/synctest
