@@ -56,21 +56,6 @@ func (m *memSave) save(_ context.Context, mutate func(*state.StepState)) error {
 	return nil
 }
 
-// storeSave persists the whole run through the real state store at every Save, as the runner
-// does: the cost of rewriting the state file is included.
-type storeSave struct {
-	mu    sync.Mutex
-	store *statestore.Store
-	run   *state.RunState
-}
-
-func (s *storeSave) save(ctx context.Context, mutate func(*state.StepState)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	mutate(s.run.Step("implement"))
-	return s.store.Save(ctx, s.run)
-}
-
 func benchExecutor(b *testing.B, prov ports.Provider) *agent.Executor {
 	tools := &portstest.ToolSet{Tools: map[string]portstest.ToolFunc{
 		"noop": func(context.Context, ports.ToolRequest) (tool.Result, error) { return tool.OK("ok"), nil },
@@ -97,52 +82,72 @@ func benchExecutor(b *testing.B, prov ports.Provider) *agent.Executor {
 func BenchmarkLoopPerCall(b *testing.B) {
 	for _, calls := range []int{100, 2000} {
 		b.Run(fmt.Sprintf("calls=%d", calls), func(b *testing.B) {
-			var at100, atEnd time.Duration
-			runs := 0
-			for b.Loop() {
-				prov := &loopProvider{calls: calls}
-				runStep(b, prov, calls, (&memSave{}).save)
-				at100 += prov.window(80, 100)
-				atEnd += prov.window(calls-20, calls)
-				runs++
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*calls), "ns/call")
-			b.ReportMetric(float64(at100.Nanoseconds())/float64(runs), "ns/call@100")
-			b.ReportMetric(float64(atEnd.Nanoseconds())/float64(runs), fmt.Sprintf("ns/call@%d", calls))
+			benchCalls(b, calls, func(prov *loopProvider) { runStep(b, prov, calls, (&memSave{}).save) })
 		})
 	}
 }
 
-// BenchmarkLoopPerCallStatestore is BenchmarkLoopPerCall with the whole run state written by
-// the real state store at every save (YAML, temporary file, fsync, rename): the cost of a call
-// at call k, measured over 20 calls made after k-20 already recorded in the step.
+// benchCalls runs a step of calls calls with run, as often as b asks, and reports the mean
+// cost of a call (ns/call) and that of the 20 calls ending at call 100 and at the last one.
+func benchCalls(b *testing.B, calls int, run func(*loopProvider)) {
+	var at100, atEnd time.Duration
+	runs := 0
+	for b.Loop() {
+		prov := &loopProvider{calls: calls}
+		run(prov)
+		at100 += prov.window(80, 100)
+		atEnd += prov.window(calls-20, calls)
+		runs++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(runs*calls), "ns/call")
+	b.ReportMetric(float64(at100.Nanoseconds())/float64(runs), "ns/call@100")
+	b.ReportMetric(float64(atEnd.Nanoseconds())/float64(runs), fmt.Sprintf("ns/call@%d", calls))
+}
+
+// BenchmarkLoopPerCallStatestore is BenchmarkLoopPerCall through the runner's real save path:
+// a run of one agent step, persisted by the real state store (fsyncs included) before and
+// after every call, as `awf run` does: each save appends the step's changes to the run's
+// journal, and the state file is written at the step's start and end. ns/call is the mean
+// over the step, ns/call@k the mean of the 20 calls ending at call k.
 func BenchmarkLoopPerCallStatestore(b *testing.B) {
-	for _, at := range []int{100, 2000} {
-		b.Run(fmt.Sprintf("at=%d", at), func(b *testing.B) {
-			const n = 20
-			for b.Loop() {
-				b.StopTimer()
-				store, err := statestore.New(b.TempDir())
-				if err != nil {
-					b.Fatal(err)
-				}
-				run := &state.RunState{ID: "bench", Workflow: "wf", Status: state.Running}
-				step := run.Step("implement")
-				for i := range at - n {
-					step.ToolCalls = append(step.ToolCalls, state.ToolCallRecord{ID: "p" + strconv.Itoa(i), Tool: "noop",
-						Arguments: map[string]any{"path": "f" + strconv.Itoa(i)},
-						Result:    &state.ToolCallResult{Success: true, Output: "ok", DurationMs: 1}})
-				}
-				if err := store.Save(b.Context(), run); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				runStep(b, &loopProvider{calls: n}, n, (&storeSave{store: store, run: run}).save)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/call")
-		})
+	const calls = 2000
+	benchCalls(b, calls, func(prov *loopProvider) { runWorkflow(b, prov, calls) })
+}
+
+// runWorkflow runs a workflow of one agent step making calls calls through a runner that
+// keeps its state in a statestore in a new directory.
+func runWorkflow(b *testing.B, prov ports.Provider, calls int) {
+	b.Helper()
+	store, err := statestore.New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	wf := &workflow.Workflow{Name: "wf", Steps: []workflow.Step{{Name: "implement", Type: workflow.StepAgent,
+		Agent: &workflow.AgentStep{Prompt: "go", Tools: []string{"noop"}, ToolOptions: workflow.ToolOptions{MaxCalls: calls}}}}}
+	r, err := runner.New(runner.Deps{
+		Store:     store,
+		Templater: templater.New(),
+		Process: portstest.ProcessFunc(func(context.Context, ports.ProcessRequest) (ports.ProcessResult, error) {
+			return ports.ProcessResult{}, nil
+		}),
+		Agents: benchExecutor(b, prov),
+		Loader: loaderFunc(func(string) (*workflow.Workflow, error) { return wf, nil }),
+		Clock:  ports.ClockFunc(time.Now),
+		NewID:  func() string { return "bench" },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	run, err := r.Run(b.Context(), runner.Request{Workflow: wf})
+	if err != nil || run.States["implement"].Output != "done" || len(run.States["implement"].ToolCalls) != calls {
+		b.Fatalf("Run = %v; want the step done after %d calls", err, calls)
 	}
 }
+
+// loaderFunc adapts a function to ports.WorkflowLoader.
+type loaderFunc func(string) (*workflow.Workflow, error)
+
+func (f loaderFunc) Load(path string) (*workflow.Workflow, error) { return f(path) }
 
 func runStep(b *testing.B, prov ports.Provider, calls int, save func(context.Context, func(*state.StepState)) error) {
 	b.Helper()

@@ -39,8 +39,10 @@ type StepContext struct {
 	// with the same ToolCalls, ToolStats, Tokens and Conversation.
 	Previous *state.StepState
 	// Save applies mutate to the step's live record under the run's lock, then saves the run
-	// state. Call it after every tool call (and before, marking it in flight), so that a crash
-	// loses nothing that happened. mutate must not block or keep the pointer.
+	// state: through the store's journal (ports.StepJournal) when it has one, which writes
+	// only what changed in the step. Call it after every tool call (and before, marking it in
+	// flight), so that a crash loses nothing that happened. mutate must change nothing but
+	// the step's record, and must not block or keep the pointer.
 	Save func(ctx context.Context, mutate func(*state.StepState)) error
 	// Lookup returns a copy of another step's record (for continue_from); false when that
 	// step has no record. The slices and maps in the copy are shared: do not modify them.
@@ -74,7 +76,7 @@ func (e *execution) agent(ctx context.Context, sr *stepRun, attempt int) (StepOu
 		WorkDir:  e.st.WorkDir,
 		Attempt:  attempt,
 		Previous: prev,
-		Save:     sr.save,
+		Save:     sr.saveStep,
 		Lookup:   e.lookup,
 		Emit: func(ev ports.Event) {
 			if ev.Step == "" {

@@ -133,8 +133,25 @@ func (e *execution) share(n int) {
 // saveLocked writes the run state. Callers hold mu. The save ignores ctx's cancellation: an
 // interrupted run must still be recorded. The first failure is kept and ends the run.
 func (e *execution) saveLocked(ctx context.Context) error {
+	return e.persistLocked(ctx, e.r.d.Store.Save)
+}
+
+// saveStepLocked writes the run state after a change to the named step's record alone,
+// through the store's journal when it has one (see ports.StepJournal). Callers hold mu.
+func (e *execution) saveStepLocked(ctx context.Context, name string) error {
+	j, ok := e.r.d.Store.(ports.StepJournal)
+	if !ok {
+		return e.saveLocked(ctx)
+	}
+	return e.persistLocked(ctx, func(ctx context.Context, st *state.RunState) error {
+		return j.AppendStep(ctx, st, name)
+	})
+}
+
+// persistLocked stamps the run and writes it with write, as saveLocked describes.
+func (e *execution) persistLocked(ctx context.Context, write func(context.Context, *state.RunState) error) error {
 	e.st.UpdatedAt = e.r.d.Clock.Now()
-	err := e.r.d.Store.Save(context.WithoutCancel(ctx), e.st)
+	err := write(context.WithoutCancel(ctx), e.st)
 	if err == nil {
 		return nil
 	}
@@ -158,6 +175,14 @@ func (e *execution) update(ctx context.Context, name string, fn func(*state.Step
 	defer e.mu.Unlock()
 	fn(e.st.Step(name))
 	return e.saveLocked(ctx)
+}
+
+// updateStep is update for a change to the step's record alone, saved by saveStepLocked.
+func (e *execution) updateStep(ctx context.Context, name string, fn func(*state.StepState)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fn(e.st.Step(name))
+	return e.saveStepLocked(ctx, name)
 }
 
 func (e *execution) emit(ev ports.Event) {

@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -840,4 +841,62 @@ func TestDefaultSleepWaitsAndStops(t *testing.T) {
 			})
 		})
 	}
+}
+
+// storeOnly hides a store's step journal: the runner must then save an agent step's
+// changes with Save.
+type storeOnly struct{ ports.StateStore }
+
+// TestAgentSavesThroughStepJournal checks that an agent step's saves go through the store's
+// step journal when it has one, and through Save otherwise, with the same result; and that a
+// failing journal ends the run as a failing Save does.
+func TestAgentSavesThroughStepJournal(t *testing.T) {
+	const calls = 3
+	agent := agentFunc(func(ctx context.Context, sc runner.StepContext) (runner.StepOutcome, error) {
+		for i := range calls {
+			err := sc.Save(ctx, func(s *state.StepState) {
+				s.ToolCalls = append(s.ToolCalls, state.ToolCallRecord{ID: fmt.Sprint("c", i), Tool: "t", InFlight: true})
+			})
+			if err != nil {
+				return runner.StepOutcome{}, err
+			}
+		}
+		return runner.StepOutcome{Output: "done"}, nil
+	})
+	step := workflow.Step{Name: "think", Type: workflow.StepAgent, Agent: &workflow.AgentStep{Prompt: "go"}}
+	for _, journal := range []bool{true, false} {
+		t.Run(fmt.Sprint("journal=", journal), func(t *testing.T) {
+			e := newEnv(t)
+			e.deps.Agents = agent
+			if !journal {
+				e.deps.Store = storeOnly{e.store}
+			}
+			run, err := e.runner().Run(t.Context(), runner.Request{Workflow: wf(step)})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			want := 0
+			if journal {
+				want = calls
+			}
+			if got := e.store.StepAppends(run.ID); got != want {
+				t.Errorf("AppendStep calls = %d, want %d", got, want)
+			}
+			// Run start, step start, each call, step end, run end.
+			if got := e.snapshots(run.ID); len(got) != calls+4 || got[calls+1].InFlight != calls {
+				t.Errorf("saves = %+v, want %d, the last call's with %d calls in flight", got, calls+4, calls)
+			}
+		})
+	}
+	t.Run("failing journal", func(t *testing.T) {
+		e := newEnv(t)
+		e.deps.Agents = agentFunc(func(ctx context.Context, sc runner.StepContext) (runner.StepOutcome, error) {
+			e.store.FailSaves(errors.New("disk full"))
+			return runner.StepOutcome{}, sc.Save(ctx, func(*state.StepState) {})
+		})
+		_, err := e.runner().Run(t.Context(), runner.Request{Workflow: wf(step)})
+		if err == nil || !strings.Contains(err.Error(), "disk full") || fault.KindOf(err) != fault.System {
+			t.Errorf("Run with a failing journal = %v (kind %v), want a system error saying why", err, fault.KindOf(err))
+		}
+	})
 }

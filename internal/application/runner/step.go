@@ -63,6 +63,12 @@ func (sr *stepRun) save(ctx context.Context, fn func(*state.StepState)) error {
 	return sr.e.update(ctx, sr.step.Name, fn)
 }
 
+// saveStep is save for changes to the step's record alone, made many times in a step (an
+// agent's tool calls): the store's journal saves them, when it has one.
+func (sr *stepRun) saveStep(ctx context.Context, fn func(*state.StepState)) error {
+	return sr.e.updateStep(ctx, sr.step.Name, fn)
+}
+
 // step runs one step to its end and records it. It returns nil when the step completed, was
 // skipped, had already completed before a resume, or failed with continue_on_error.
 func (e *execution) step(ctx context.Context, step *workflow.Step) error {

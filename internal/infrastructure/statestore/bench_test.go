@@ -160,6 +160,19 @@ func agentOutput(i int) string {
 // made again under another id, so every Save changes the step's last one or two records.
 // "sync" includes the fsyncs of the file and directory, "nosync" leaves them out.
 func BenchmarkSaveAgentStep(b *testing.B) {
+	benchAgentSaves(b, func(s *Store, run *state.RunState) error { return s.Save(b.Context(), run) })
+}
+
+// BenchmarkAppendAgentStep is BenchmarkSaveAgentStep with the saves made by AppendStep, as the
+// runner makes an agent step's: each appends the step's changes to the journal. The figures
+// must not grow with n. "journal-bytes" is the size of the journal's lines per save.
+func BenchmarkAppendAgentStep(b *testing.B) {
+	benchAgentSaves(b, func(s *Store, run *state.RunState) error {
+		return s.AppendStep(b.Context(), run, "implement")
+	})
+}
+
+func benchAgentSaves(b *testing.B, save func(*Store, *state.RunState) error) {
 	for _, n := range []int{100, 2000} {
 		for _, sync := range []bool{true, false} {
 			name := fmt.Sprintf("calls=%d/sync", n)
@@ -187,15 +200,14 @@ func BenchmarkSaveAgentStep(b *testing.B) {
 						beginAgentCall(st, i)
 					}
 					run.UpdatedAt = run.UpdatedAt.Add(time.Millisecond)
-					if err := s.Save(b.Context(), run); err != nil {
+					if err := save(s, run); err != nil {
 						b.Fatal(err)
 					}
 				}
-				fi, err := os.Stat(s.Path(run.ID))
-				if err != nil {
-					b.Fatal(err)
+				b.ReportMetric(float64(sizeOf(s.Path(run.ID))), "state-bytes")
+				if n := sizeOf(s.journalPath(run.ID)); n > 0 {
+					b.ReportMetric(float64(n)/float64(b.N), "journal-bytes")
 				}
-				b.ReportMetric(float64(fi.Size()), "state-bytes")
 			})
 		}
 	}

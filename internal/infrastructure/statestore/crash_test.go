@@ -31,12 +31,7 @@ const (
 )
 
 func TestCrashSafety(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts 30 processes")
-	}
-	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
-		t.Skip("needs SIGKILL and subprocesses")
-	}
+	skipUnlessCrashTests(t)
 	dir := t.TempDir()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -52,7 +47,7 @@ func TestCrashSafety(t *testing.T) {
 		// spreads the kills over all of its phases. The delay decides only where the kill
 		// lands: what is checked afterwards holds whatever the delay.
 		delay := time.Duration(rng.Int64N(int64(30 * time.Millisecond)))
-		last := runChildUntilKilled(t, dir, acks, delay)
+		last := runChildUntilKilled(t, "TestCrashChild", dir, acks, delay)
 		acked = max(acked, last)
 		checkCrashRun(t, dir, acked, kill)
 		if t.Failed() {
@@ -65,11 +60,23 @@ func TestCrashSafety(t *testing.T) {
 	t.Logf("kills that left a temporary file (landed in the middle of a write): %d of %d", midWrite, crashKills)
 }
 
-// runChildUntilKilled starts a child, waits for it to report acks Saves and for delay, kills it
-// and returns the sequence number of the last Save it reported.
-func runChildUntilKilled(t *testing.T, dir string, acks int, delay time.Duration) int {
+// skipUnlessCrashTests skips the crash tests in -short mode and where processes cannot be
+// killed with SIGKILL.
+func skipUnlessCrashTests(t *testing.T) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+	if testing.Short() {
+		t.Skip("starts 30 processes")
+	}
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" || runtime.GOOS == "js" || runtime.GOOS == "wasip1" {
+		t.Skip("needs SIGKILL and subprocesses")
+	}
+}
+
+// runChildUntilKilled starts a child, the test named child, waits for it to report acks Saves
+// and for delay, kills it and returns the sequence number of the last Save it reported.
+func runChildUntilKilled(t *testing.T, child, dir string, acks int, delay time.Duration) int {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+child+"$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
@@ -122,22 +129,10 @@ func checkCrashRun(t *testing.T, dir string, acked, kill int) {
 
 // TestCrashChild is the child of TestCrashSafety; it does nothing in a normal test run.
 func TestCrashChild(t *testing.T) {
-	dir := os.Getenv(crashDirEnv)
-	if dir == "" {
-		t.Skip("runs as the child of TestCrashSafety")
-	}
 	ctx := context.Background()
-	s := newStore(t, dir, WithOutputThreshold(crashThresh))
-	run, err := s.Load(ctx, crashRunID)
-	switch {
-	case fault.KindOf(err) == fault.Usage:
-		run = &state.RunState{ID: crashRunID, Workflow: "crash", Status: state.Running, Inputs: map[string]any{"seq": 0}}
-	case err != nil:
-		t.Fatalf("child Load: %v", err)
-	}
-	if err := crashConsistent(run); err != nil {
-		t.Fatalf("child loaded an inconsistent run: %v", err)
-	}
+	s, run := crashChild(t, "TestCrashSafety", crashConsistent, func() *state.RunState {
+		return &state.RunState{ID: crashRunID, Workflow: "crash", Status: state.Running, Inputs: map[string]any{"seq": 0}}
+	})
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 1))
 	for range 100000 {
 		growCrashRun(run, rng)
@@ -148,6 +143,30 @@ func TestCrashChild(t *testing.T) {
 			return // the parent is gone
 		}
 	}
+}
+
+// crashChild opens a crash test child's store and loads the run the children share, or starts
+// it with fresh when there is none yet; the run loaded must be consistent. Outside a crash
+// test (parent names it), it skips the test.
+func crashChild(t *testing.T, parent string, consistent func(*state.RunState) error,
+	fresh func() *state.RunState) (*Store, *state.RunState) {
+	t.Helper()
+	dir := os.Getenv(crashDirEnv)
+	if dir == "" {
+		t.Skip("runs as the child of " + parent)
+	}
+	s := newStore(t, dir, WithOutputThreshold(crashThresh))
+	run, err := s.Load(context.Background(), crashRunID)
+	switch {
+	case fault.KindOf(err) == fault.Usage:
+		run = fresh()
+	case err != nil:
+		t.Fatalf("child Load: %v", err)
+	}
+	if err := consistent(run); err != nil {
+		t.Fatalf("child loaded an inconsistent run: %v", err)
+	}
+	return s, run
 }
 
 // growCrashRun adds a step, or gives an existing one a new generation of outputs, large or
@@ -212,4 +231,124 @@ func countTemp(t *testing.T, dir string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestCrashSafetyJournal is TestCrashSafety for an agent step saved by AppendStep, with a
+// Save now and then as at step boundaries: after a SIGKILL at any moment, the run loads, every
+// call reported saved is there (in flight or with its result), and every result is whole.
+func TestCrashSafetyJournal(t *testing.T) {
+	skipUnlessCrashTests(t)
+	dir := t.TempDir()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	acked := 0
+	for kill := range crashKills {
+		acks := 1 + rng.IntN(12)
+		delay := time.Duration(rng.Int64N(int64(10 * time.Millisecond)))
+		acked = max(acked, runChildUntilKilled(t, "TestCrashJournalChild", dir, acks, delay))
+		s := newStore(t, dir, WithOutputThreshold(crashThresh))
+		run, err := s.Load(t.Context(), crashRunID)
+		if err != nil {
+			t.Fatalf("after kill %d: Load: %v", kill, err)
+		}
+		if seq := crashJournalSeq(run); seq < acked {
+			t.Errorf("after kill %d: the run is at save %d, but save %d was reported done", kill, seq, acked)
+		}
+		if err := crashJournalConsistent(run); err != nil {
+			t.Errorf("after kill %d: %v", kill, err)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// TestCrashJournalChild is the child of TestCrashSafetyJournal: it goes on with the run as a
+// resumed agent step does (a Save first), then makes calls, each saved in flight and with its
+// result by AppendStep, and reports each save.
+func TestCrashJournalChild(t *testing.T) {
+	ctx := context.Background()
+	s, run := crashChild(t, "TestCrashSafetyJournal", crashJournalConsistent, func() *state.RunState {
+		run := &state.RunState{ID: crashRunID, Workflow: "crash", Status: state.Running, Inputs: map[string]any{}}
+		run.Step("agent").Status = state.Running
+		return run
+	})
+	st := run.States["agent"]
+	save := func(append bool) {
+		seq := crashJournalSeq(run) + 1
+		st.Vars = map[string]string{"seq": strconv.Itoa(seq)}
+		var err error
+		if append {
+			err = s.AppendStep(ctx, run, "agent")
+		} else {
+			err = s.Save(ctx, run)
+		}
+		if err != nil {
+			t.Fatalf("child save: %v", err)
+		}
+	}
+	save(false)
+	for range 100000 {
+		n := len(st.ToolCalls)
+		if n > 0 && st.ToolCalls[n-1].InFlight {
+			res := state.ToolCallResult{Success: true, Output: crashOutput("call", n-1)}
+			st.ToolCalls[n-1].Result, st.ToolCalls[n-1].InFlight = &res, false
+			stats := state.ToolStats{}
+			if st.ToolStats != nil {
+				stats = *st.ToolStats
+			}
+			stats.Add(res)
+			st.ToolStats = &stats
+		} else {
+			st.ToolCalls = append(st.ToolCalls, state.ToolCallRecord{ID: fmt.Sprintf("call_%d", n), Tool: "shell",
+				Arguments: map[string]any{"n": n}, InFlight: true})
+		}
+		save(n%25 != 24)
+		if _, err := fmt.Printf("saved %s\n", st.Vars["seq"]); err != nil {
+			return // the parent is gone
+		}
+	}
+}
+
+// crashJournalSeq is the number of saves made of the run, as its agent step records it.
+func crashJournalSeq(run *state.RunState) int {
+	st := run.States["agent"]
+	if st == nil {
+		return 0
+	}
+	seq, _ := strconv.Atoi(st.Vars["seq"]) //nolint:errcheck // written by this test
+	return seq
+}
+
+// crashJournalConsistent checks the agent step: calls numbered from 0, only the last one in
+// flight, every result that of its call, and the counters those of the results.
+func crashJournalConsistent(run *state.RunState) error {
+	st := run.States["agent"]
+	if st == nil {
+		return fmt.Errorf("no agent step")
+	}
+	done := 0
+	for i, c := range st.ToolCalls {
+		if c.ID != fmt.Sprintf("call_%d", i) || c.Arguments["n"] != i {
+			return fmt.Errorf("call %d is %s with arguments %v", i, c.ID, c.Arguments)
+		}
+		switch {
+		case c.InFlight && (c.Result != nil || i != len(st.ToolCalls)-1):
+			return fmt.Errorf("call %d in flight, of %d, with result %v", i, len(st.ToolCalls), c.Result)
+		case !c.InFlight && (c.Result == nil || c.Result.Output != crashOutput("call", i)):
+			return fmt.Errorf("call %d: result is not its own", i)
+		case !c.InFlight:
+			done++
+		}
+	}
+	if total := 0; st.ToolStats != nil || done > 0 {
+		if st.ToolStats != nil {
+			total = st.ToolStats.TotalCalls
+		}
+		if total != done {
+			return fmt.Errorf("tool_stats counts %d calls, %d have results", total, done)
+		}
+	}
+	return nil
 }

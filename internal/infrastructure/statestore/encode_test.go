@@ -58,7 +58,7 @@ func TestRunEncoderMatchesEncodeYAML(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("change %d: runEncoder.encode differs from encodeYAML (-want +got):\n%s", i, d)
 		}
-		if back, err := decodeRun([]byte(got)); err != nil || len(back.States) != len(run.States) {
+		if back, _, err := decodeRun([]byte(got)); err != nil || len(back.States) != len(run.States) {
 			t.Errorf("change %d: decode: %v", i, err)
 		}
 	}
@@ -261,6 +261,36 @@ func TestSameNoticesEveryField(t *testing.T) {
 		if zero := (state.Message{}); sameMessage(&zero, &m) || !sameMessage(&m, &m) {
 			t.Errorf("sameMessage does not tell %+v from the zero message", m)
 		}
+	}
+}
+
+// TestSameByIdentity checks the journal's comparisons: any field replaced is noticed, a
+// result replaced by an equal copy is not a change, and a change made in place inside a
+// record's arguments or result is, as documented, not seen.
+func TestSameByIdentity(t *testing.T) {
+	for _, v := range fieldVariants(reflect.TypeFor[state.ToolCallRecord]()) {
+		c := v.Interface().(state.ToolCallRecord)
+		if zero, saved := saveCall(state.ToolCallRecord{}), saveCall(c); sameCallIdentity(&zero, &c) || !sameCallIdentity(&saved, &c) {
+			t.Errorf("sameCallIdentity does not tell %+v from the zero record", c)
+		}
+	}
+	for _, v := range fieldVariants(reflect.TypeFor[state.Message]()) {
+		m := v.Interface().(state.Message)
+		if zero, saved := saveMessage(state.Message{}), saveMessage(m); sameMessageIdentity(&zero, &m) || !sameMessageIdentity(&saved, &m) {
+			t.Errorf("sameMessageIdentity does not tell %+v from the zero message", m)
+		}
+	}
+	c := state.ToolCallRecord{ID: "c", Arguments: map[string]any{"k": "v"}, Result: &state.ToolCallResult{Output: "out"}}
+	saved := saveCall(c)
+	res := *c.Result
+	c.Result = &res
+	if !sameCallIdentity(&saved, &c) {
+		t.Error("sameCallIdentity: a result replaced by an equal copy is a change")
+	}
+	saved = saveCall(c)
+	c.Result.Output, c.Arguments["k"] = "changed in place", "changed in place"
+	if !sameCallIdentity(&saved, &c) || sameCall(&saved, &c) {
+		t.Error("changes in place: sameCallIdentity should miss them, sameCall see them")
 	}
 }
 

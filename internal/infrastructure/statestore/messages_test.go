@@ -55,20 +55,26 @@ func TestLargeMessageContentInFile(t *testing.T) {
 	assertLoads(t, newStore(t, dir), run)
 }
 
+// storeMutator changes a run with values that read back exactly as they were written: valid
+// text, small integers; outputs and message contents may be large, or not valid UTF-8 (then
+// in files) with a threshold of 128.
+func storeMutator(rng *rand.Rand) mutator {
+	valid := func(rng *rand.Rand) string { return strings.ToValidUTF8(randomString(rng), "?") }
+	text := func(rng *rand.Rand) string {
+		if rng.IntN(4) == 0 {
+			return strings.Repeat("big ", 20+rng.IntN(40)) // over the threshold or not
+		}
+		return randomString(rng) // sometimes not valid UTF-8: in a file then
+	}
+	return mutator{rng: rng, str: valid, text: text, value: func(rng *rand.Rand, _ int) any { return rng.IntN(9) }}
+}
+
 // TestStoreRandomMutations saves a run through random changes, with some outputs and
 // contents large enough for files, and checks that what a new store loads is the run.
 func TestStoreRandomMutations(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(seed, 11))
-			valid := func(rng *rand.Rand) string { return strings.ToValidUTF8(randomString(rng), "?") }
-			text := func(rng *rand.Rand) string {
-				if rng.IntN(4) == 0 {
-					return strings.Repeat("big ", 20+rng.IntN(40)) // over the threshold or not
-				}
-				return randomString(rng) // sometimes not valid UTF-8: in a file then
-			}
-			g := mutator{rng: rng, str: valid, text: text, value: func(rng *rand.Rand, _ int) any { return rng.IntN(9) }}
+			g := storeMutator(rand.New(rand.NewPCG(seed, 11)))
 			dir := t.TempDir()
 			s := newStore(t, dir, WithOutputThreshold(128))
 			run := agentRun(2)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/awf-dev/awf/internal/domain/state"
 )
@@ -26,18 +27,21 @@ import (
 // A skeleton in which a placeholder's text is not found exactly once (a value of the step
 // that holds the same text, or a go-yaml that prints nested lists otherwise) is encoded whole,
 // as if it had no lists: slower, never wrong.
+//
+// The journal (see journal.go) uses the copies to find what changed in a step, and leaves
+// the YAML of what it found to the next encoding: a skeleton or a record's YAML is then empty.
 type stepEncoder struct {
-	was      *state.StepState // deep copy of the skeleton last encoded
-	skeleton string           // its YAML, or the whole step's if whole is set
+	was      *state.StepState // deep copy of the skeleton last seen
+	skeleton string           // its YAML ("" until encoded), or the whole step's if whole is set
 	whole    *state.StepState // deep copy of a step encoded whole, nil if encoded in pieces
 	// callAt and msgAt are the offsets of the placeholders' text in skeleton, -1 when absent.
 	callAt, msgAt int
 	calls         records[state.ToolCallRecord, savedCall]
-	msgs          records[state.Message, state.Message]
+	msgs          records[state.Message, savedMessage]
 }
 
 // records is the YAML of a list's items of type T, each with a copy of the item it was
-// encoded from, of type C.
+// encoded from, of type C. An item's YAML is "" until it is encoded.
 type records[T, C any] struct {
 	was  []C
 	yaml []string
@@ -71,30 +75,72 @@ var placeholderText = sync.OnceValues(func() ([2]string, error) {
 	return [2]string{call, msg}, err
 })
 
+// stepChanges says what an update of a stepEncoder found changed since the last one: the
+// step's fields other than its lists (record), and the indexes of the tool calls and
+// messages that changed or were added. whole is set when the step is encoded in one piece,
+// without copies of its records: then nothing is known of what changed.
+type stepChanges struct {
+	record      bool
+	calls, msgs []int
+	whole       bool
+}
+
 // encode appends the YAML of step name to parts.
 func (s *stepEncoder) encode(parts []string, name string, st *state.StepState) ([]string, error) {
+	if _, err := s.update(name, st); err != nil {
+		return nil, err
+	}
 	if s.whole != nil {
-		if equal(reflect.ValueOf(s.whole), reflect.ValueOf(st)) {
-			return append(parts, s.skeleton), nil
-		}
-		*s = stepEncoder{} // try the pieces again
+		return append(parts, s.skeleton), nil
 	}
 	texts, err := placeholderText()
 	if err != nil {
 		return nil, fmt.Errorf("encode placeholders: %w", err)
 	}
+	return s.splice(parts, texts), nil
+}
+
+// update brings the encoder's copies and YAML up to date with st and says what changed.
+func (s *stepEncoder) update(name string, st *state.StepState) (stepChanges, error) {
+	return s.compare(name, st, false)
+}
+
+// changes brings the encoder's copies up to date with st and says what changed, for the
+// journal: the YAML of what changed is left to the next update, and a record whose fields
+// are the very values last seen is taken as unchanged without comparing what they hold (see
+// sameCallIdentity and sameMessageIdentity). A step encoded whole says so, and nothing else.
+func (s *stepEncoder) changes(name string, st *state.StepState) (stepChanges, error) {
+	return s.compare(name, st, true)
+}
+
+func (s *stepEncoder) compare(name string, st *state.StepState, journal bool) (stepChanges, error) {
+	if s.whole != nil {
+		if journal || equal(reflect.ValueOf(s.whole), reflect.ValueOf(st)) {
+			return stepChanges{whole: true}, nil
+		}
+		*s = stepEncoder{} // try the pieces again
+	}
+	texts, err := placeholderText()
+	if err != nil {
+		return stepChanges{}, fmt.Errorf("encode placeholders: %w", err)
+	}
+	var ch stepChanges
 	sk := skeletonOf(st)
-	if s.skeleton == "" || !equal(reflect.ValueOf(s.was), reflect.ValueOf(sk)) {
+	if !equal(reflect.ValueOf(s.was), reflect.ValueOf(sk)) {
+		ch.record = true
+		s.was, s.skeleton = deepCopy(sk), ""
+	}
+	if s.skeleton == "" && !journal {
 		text, err := emit(map[string]*state.StepState{name: sk})
 		if err != nil {
-			return nil, fmt.Errorf("encode step %q: %w", name, err)
+			return stepChanges{}, fmt.Errorf("encode step %q: %w", name, err)
 		}
-		s.skeleton, s.was = indent(text), deepCopy(sk)
+		s.skeleton = indent(text)
 		hasCalls := sk != nil && len(sk.ToolCalls) > 0
 		hasMsgs := sk != nil && sk.Conversation != nil && len(sk.Conversation.Messages) > 0
 		s.callAt, s.msgAt = findOnce(s.skeleton, texts[0], hasCalls), findOnce(s.skeleton, texts[1], hasMsgs)
 		if s.callAt == notOnce || s.msgAt == notOnce {
-			return s.encodeWhole(parts, name, st)
+			return stepChanges{whole: true}, s.encodeWhole(name, st)
 		}
 	}
 	var calls []state.ToolCallRecord
@@ -105,24 +151,29 @@ func (s *stepEncoder) encode(parts []string, name string, st *state.StepState) (
 			msgs = st.Conversation.Messages
 		}
 	}
-	if err := s.calls.update(calls, sameCall, saveCall, encodeCall); err != nil {
-		return nil, fmt.Errorf("encode step %q: %w", name, err)
+	sameC, sameM, encC, encM := sameCall, sameSavedMessage, encodeCall, encodeMessage
+	if journal {
+		sameC, sameM, encC, encM = sameCallIdentity, sameMessageIdentity, nil, nil
 	}
-	if err := s.msgs.update(msgs, sameMessage, cloneMessage, encodeMessage); err != nil {
-		return nil, fmt.Errorf("encode step %q: %w", name, err)
+	if ch.calls, err = s.calls.update(calls, sameC, saveCall, encC); err != nil {
+		return stepChanges{}, fmt.Errorf("encode step %q: %w", name, err)
 	}
-	return s.splice(parts, texts), nil
+	if ch.msgs, err = s.msgs.update(msgs, sameM, saveMessage, encM); err != nil {
+		return stepChanges{}, fmt.Errorf("encode step %q: %w", name, err)
+	}
+	return ch, nil
 }
 
 // encodeWhole encodes the step in one piece, for a skeleton in which the placeholders were not
 // found, and keeps it until the step changes.
-func (s *stepEncoder) encodeWhole(parts []string, name string, st *state.StepState) ([]string, error) {
+func (s *stepEncoder) encodeWhole(name string, st *state.StepState) error {
 	text, err := emit(map[string]*state.StepState{name: st})
 	if err != nil {
-		return nil, fmt.Errorf("encode step %q: %w", name, err)
+		*s = stepEncoder{}
+		return fmt.Errorf("encode step %q: %w", name, err)
 	}
 	*s = stepEncoder{whole: deepCopy(st), skeleton: indent(text)}
-	return append(parts, s.skeleton), nil
+	return nil
 }
 
 // splice appends the skeleton to parts with its placeholders replaced by the lists' items.
@@ -184,27 +235,41 @@ func findOnce(doc, text string, want bool) int {
 	return at
 }
 
-// update makes r the YAML of items, encoding those that differ from the copies r holds.
+// update makes r's copies those of items, and returns the indexes of the items that differ
+// from the copies r held. With enc, it also makes r the YAML of items, encoding those that
+// changed and those left unencoded; with a nil enc, the YAML of what changed is left empty.
 func (r *records[T, C]) update(items []T, same func(*C, *T) bool, save func(T) C,
-	enc func(T) (string, error)) error {
+	enc func(T) (string, error)) ([]int, error) {
 	if len(items) < len(r.was) {
 		r.was, r.yaml = r.was[:len(items)], r.yaml[:len(items)]
 	}
+	var changed []int
 	for i := range items {
 		if i < len(r.was) && same(&r.was[i], &items[i]) {
 			continue
 		}
+		if i < len(r.was) {
+			r.was[i], r.yaml[i] = save(items[i]), ""
+		} else {
+			r.was, r.yaml = append(r.was, save(items[i])), append(r.yaml, "")
+		}
+		changed = append(changed, i)
+	}
+	if enc == nil {
+		return changed, nil
+	}
+	for i, text := range r.yaml {
+		if text != "" {
+			continue
+		}
 		text, err := enc(items[i])
 		if err != nil {
-			return err
+			r.was, r.yaml = r.was[:i], r.yaml[:i] // not encoded: to be compared again
+			return nil, err
 		}
-		if i < len(r.was) {
-			r.was[i], r.yaml[i] = save(items[i]), text
-		} else {
-			r.was, r.yaml = append(r.was, save(items[i])), append(r.yaml, text)
-		}
+		r.yaml[i] = text
 	}
-	return nil
+	return changed, nil
 }
 
 // encodeCall and encodeMessage give the YAML of one item of a step's lists, indented as it
@@ -226,18 +291,21 @@ func encodeMessage(m state.Message) (string, error) {
 }
 
 // savedCall is a copy of a tool call record, its arguments kept as keys and values: looking
-// keys up in a map is several times faster than ranging over it.
+// keys up in a map is several times faster than ranging over it. It also keeps the record's
+// own Arguments map and Result pointer, for sameCallIdentity.
 type savedCall struct {
 	rec     state.ToolCallRecord // without Arguments
 	nilArgs bool
 	keys    []string
 	values  []any
+	args    unsafe.Pointer // the record's Arguments map
+	result  *state.ToolCallResult
 }
 
 // saveCall copies a record deeply enough that changing the original in place cannot change
 // the copy.
 func saveCall(c state.ToolCallRecord) savedCall {
-	sc := savedCall{rec: c, nilArgs: c.Arguments == nil}
+	sc := savedCall{rec: c, nilArgs: c.Arguments == nil, args: mapPointer(c.Arguments), result: c.Result}
 	sc.rec.Arguments = nil
 	if c.Result != nil {
 		r := *c.Result
@@ -274,6 +342,48 @@ func sameCall(saved *savedCall, c *state.ToolCallRecord) bool {
 		}
 	}
 	return true
+}
+
+// sameCallIdentity reports whether a record holds the very values the copy was saved from:
+// the same id, tool and in-flight flag, the same Arguments map, and the same Result pointer
+// or, when not (the store's copy of a result whose output went to a file), an equal result.
+// It does not look inside the map, nor inside a result it was given before, so it takes ten
+// times less than sameCall, which matters at every save of a step of thousands of calls; a
+// change made in place inside them is not seen by it (sameCall, at the next Save, sees it).
+// The agent loop replaces a result rather than changing it, and never changes arguments.
+func sameCallIdentity(saved *savedCall, c *state.ToolCallRecord) bool {
+	a := &saved.rec
+	if saved.result != c.Result && (a.Result == nil || c.Result == nil || *a.Result != *c.Result) {
+		return false
+	}
+	return saved.args == mapPointer(c.Arguments) && a.ID == c.ID && a.Tool == c.Tool && a.InFlight == c.InFlight
+}
+
+// mapPointer returns what identifies a map: two map values are the same map when it is equal.
+func mapPointer(m map[string]any) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
+}
+
+// savedMessage is a copy of a message, and the message's own ToolCalls array, for
+// sameMessageIdentity.
+type savedMessage struct {
+	msg   state.Message // with its own ToolCalls
+	calls *state.CallRef
+}
+
+func saveMessage(m state.Message) savedMessage {
+	return savedMessage{msg: cloneMessage(m), calls: unsafe.SliceData(m.ToolCalls)}
+}
+
+func sameSavedMessage(saved *savedMessage, m *state.Message) bool { return sameMessage(&saved.msg, m) }
+
+// sameMessageIdentity is sameMessage with the message's tool calls compared by identity, as
+// sameCallIdentity compares a record's: the same array, not the same contents.
+func sameMessageIdentity(saved *savedMessage, m *state.Message) bool {
+	a := &saved.msg
+	return saved.calls == unsafe.SliceData(m.ToolCalls) && len(a.ToolCalls) == len(m.ToolCalls) &&
+		a.Role == m.Role && a.Content == m.Content && a.ContentFile == m.ContentFile &&
+		a.ContentSize == m.ContentSize && a.ToolCallID == m.ToolCallID && a.Name == m.Name && a.IsError == m.IsError
 }
 
 // sameMessage reports whether two messages encode the same; see sameCall.

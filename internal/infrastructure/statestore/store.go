@@ -1,6 +1,7 @@
-// Package statestore keeps a run's state as a YAML file rewritten atomically at every step and
-// tool-call boundary, with large outputs in files beside it that are written only when they
-// change. It implements ports.StateStore and nothing else.
+// Package statestore keeps a run's state as a YAML file rewritten atomically at every step
+// boundary, with large outputs in files beside it that are written only when they change, and
+// an append-only journal of an agent step's changes between two state files. It implements
+// ports.StateStore and ports.StepJournal and nothing else.
 package statestore
 
 import (
@@ -35,7 +36,8 @@ const (
 	maxIDLen = 200
 )
 
-// Store keeps runs in a directory: <dir>/<run-id>.yaml, and <dir>/<run-id>/ for large outputs.
+// Store keeps runs in a directory: <dir>/<run-id>.yaml, <dir>/<run-id>/ for large outputs and
+// <dir>/<run-id>.journal for the changes saved by AppendStep since the state file.
 // Files are created with mode 0600 and directories with mode 0700, the directory itself on the
 // first Save.
 //
@@ -50,11 +52,15 @@ type Store struct {
 	runs map[string]*runEntry
 
 	beforeRestore func()       // a test hook: runs between reading a state file and its outputs
+	beforeJournal func()       // a test hook: runs between reading a state file and its journal
 	noSync        bool         // a benchmark switch: no fsync of files and directories
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
 }
 
-var _ ports.StateStore = (*Store)(nil)
+var (
+	_ ports.StateStore  = (*Store)(nil)
+	_ ports.StepJournal = (*Store)(nil)
+)
 
 // runEntry serialises the Saves and Loads of one run and remembers the output files its
 // committed state file refers to.
@@ -66,6 +72,7 @@ type runEntry struct {
 	swept bool                  // leftovers of crashed processes have been deleted
 	// durable is set once the state file's directory entry has been synced; see needsDirSync.
 	durable bool
+	j       journal
 }
 
 // Option configures a Store.
@@ -150,7 +157,10 @@ func (s *Store) Save(ctx context.Context, run *state.RunState) error {
 	return nil
 }
 
+// save writes the state file. Until it succeeds there is no baseline to journal changes from:
+// the encoder's copies may hold what was never written.
 func (s *Store) save(run *state.RunState, e *runEntry) error {
+	e.j.head = nil
 	if e.seen == nil {
 		e.seen = map[string]*seenTexts{}
 	}
@@ -159,7 +169,13 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
+	if line := e.journalSeqLine(); line != "" {
+		doc = append(doc, line)
+	}
 	if err := ensureDir(s.dir); err != nil {
+		return err
+	}
+	if err := s.forgetStaleJournal(run.ID, e); err != nil {
 		return err
 	}
 	if len(x.writes) > 0 {
@@ -179,7 +195,9 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	if err := writeAtomic(s.dir, run.ID+stateExt, !s.noSync, doc...); err != nil {
 		return err
 	}
-	if needsDirSync(run, e, x) {
+	// The journal is emptied once the rename is durable: before, a power loss could bring the
+	// previous state file back without the lines.
+	if needsDirSync(run, e, x) || e.j.dirty {
 		if err := s.syncDir(s.dir); err != nil {
 			return err
 		}
@@ -187,6 +205,10 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 		s.dirSyncs.Add(1)
 	}
 	s.commit(run, e, x.next)
+	s.clearJournal(run, e)
+	if run.FinishedAt == nil {
+		e.j.head = deepCopy(headOf(run))
+	}
 	return nil
 }
 
@@ -311,25 +333,58 @@ func (s *Store) load(id string, e *runEntry) (*state.RunState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load run %s: %w", id, err)
 	}
-	rs, err := decodeRun(data)
+	rs, folded, err := decodeRun(data)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", p, err)
 	}
 	if rs.ID != id {
 		return nil, fmt.Errorf("load %s: the file holds run %q", p, rs.ID)
 	}
+	jp := s.journalPath(id)
+	if s.beforeJournal != nil {
+		s.beforeJournal()
+	}
+	j, err := readJournal(jp, folded)
+	if err == nil {
+		err = j.apply(rs, jp)
+	}
+	if err != nil {
+		return nil, loadError(p, data, jp, -1, err)
+	}
 	if s.beforeRestore != nil {
 		s.beforeRestore()
 	}
 	r := &restorer{dir: s.dir, runID: id, blobs: map[string]blob{}}
 	if err := r.run(rs); err != nil {
-		if now, rerr := os.ReadFile(p); rerr == nil && !bytes.Equal(now, data) {
-			return nil, fmt.Errorf("load %s: %w (%v)", p, errStale, err)
-		}
-		return nil, fmt.Errorf("load %s: %w", p, err)
+		return nil, loadError(p, data, jp, j.size, err)
 	}
 	e.blobs = r.blobs
+	e.j.seq = max(e.j.seq, folded, j.last)
+	e.j.dirty = e.j.dirty || j.size > 0
+	e.j.broken = e.j.broken || j.torn
+	e.j.known = true
 	return rs, nil
+}
+
+// loadError is Load's error for a run whose state file at p held data and whose journal at
+// jp held journalSize bytes (-1: not read to the end): errStale when either changed since, for
+// another process (or Store) was saving the run meanwhile.
+func loadError(p string, data []byte, jp string, journalSize int64, err error) error {
+	now, rerr := os.ReadFile(p)
+	stale := rerr == nil && !bytes.Equal(now, data) || journalSize >= 0 && sizeOf(jp) != journalSize
+	if stale {
+		return fmt.Errorf("load %s: %w (%v)", p, errStale, err)
+	}
+	return fmt.Errorf("load %s: %w", p, err)
+}
+
+// sizeOf returns the size of a file, 0 when it cannot be read: a missing journal is empty.
+func sizeOf(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // summaryDoc is the part of a state file that List reads.

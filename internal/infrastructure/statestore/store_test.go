@@ -32,6 +32,10 @@ func TestStoreSuite(t *testing.T) {
 	portstest.StateStoreSuite(t, func(t *testing.T) ports.StateStore { return newStore(t, t.TempDir()) })
 }
 
+func TestStoreJournalSuite(t *testing.T) {
+	portstest.StepJournalSuite(t, func(t *testing.T) portstest.JournalStore { return newStore(t, t.TempDir()) })
+}
+
 // TestStoreSuiteEveryOutputInFiles runs the suite with every non-empty output stored beside
 // the state file, so that renames, shrinking and growing outputs all go through files.
 func TestStoreSuiteEveryOutputInFiles(t *testing.T) {

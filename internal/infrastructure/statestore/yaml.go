@@ -203,12 +203,21 @@ func floatWithPoint(v string) string {
 	return v[:i] + ".0" + v[i:]
 }
 
-// decodeRun parses a state file and normalises its dynamic values (see normalize).
-func decodeRun(data []byte) (*state.RunState, error) {
-	var rs state.RunState
-	if err := yaml.Unmarshal(data, &rs); err != nil {
-		return nil, fmt.Errorf("%s", yaml.FormatError(err, false, false))
+// runDoc is a state file: the run, and the sequence number of the last journal line it
+// holds (see journal.go).
+type runDoc struct {
+	state.RunState `yaml:",inline"`
+	JournalSeq     int64 `yaml:"journal_seq"`
+}
+
+// decodeRun parses a state file and normalises its dynamic values (see normalize). It
+// returns the file's journal_seq with the run.
+func decodeRun(data []byte) (*state.RunState, int64, error) {
+	var doc runDoc
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, 0, fmt.Errorf("%s", yaml.FormatError(err, false, false))
 	}
+	rs := doc.RunState
 	for k, v := range rs.Inputs {
 		rs.Inputs[k] = normalize(v)
 	}
@@ -223,7 +232,7 @@ func decodeRun(data []byte) (*state.RunState, error) {
 			}
 		}
 	}
-	return &rs, nil
+	return &rs, doc.JournalSeq, nil
 }
 
 // normalize gives a decoded dynamic value the types a JSON-like value has in memory:

@@ -32,14 +32,19 @@ type MemStateStore struct {
 	mu      sync.Mutex
 	runs    map[string]*state.RunState
 	history map[string][]*state.RunState
+	appends map[string]int
 	saveErr error
 }
 
-var _ ports.StateStore = (*MemStateStore)(nil)
+var (
+	_ ports.StateStore  = (*MemStateStore)(nil)
+	_ ports.StepJournal = (*MemStateStore)(nil)
+)
 
 // NewMemStateStore returns an empty store.
 func NewMemStateStore() *MemStateStore {
-	return &MemStateStore{runs: map[string]*state.RunState{}, history: map[string][]*state.RunState{}}
+	return &MemStateStore{runs: map[string]*state.RunState{}, history: map[string][]*state.RunState{},
+		appends: map[string]int{}}
 }
 
 // Save stores a deep copy of run. An id that is empty or could name a path ("..", "a/b") is a
@@ -63,6 +68,65 @@ func (m *MemStateStore) Save(ctx context.Context, run *state.RunState) error {
 	m.runs[run.ID] = c
 	m.history[run.ID] = append(m.history[run.ID], c)
 	return nil
+}
+
+// AppendStep stores a version of run as the statestore's journal does: the last saved version
+// with a deep copy of step's record and run's UpdatedAt, so that changes to other steps wait
+// for the next Save. When there is no saved version, or anything but the step and UpdatedAt
+// changed in the run's head or its list of steps, it stores a deep copy of run, as Save does.
+// A step the run does not have is a fault.System error. It counts its calls (StepAppends).
+func (m *MemStateStore) AppendStep(ctx context.Context, run *state.RunState, step string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if run == nil {
+		return fault.New(fault.System, "append step: nil run")
+	}
+	if err := checkMemID(run.ID); err != nil {
+		return fmt.Errorf("append step: %w", err)
+	}
+	if run.States[step] == nil {
+		return fault.New(fault.System, "append step: run %s has no step %q", run.ID, step)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.saveErr != nil {
+		return fmt.Errorf("save step %q of run %s: %w", step, run.ID, m.saveErr)
+	}
+	m.appends[run.ID]++
+	prev := m.runs[run.ID]
+	c := CloneRun(run)
+	if prev != nil && sameOutline(prev, c) {
+		st := c.States[step]
+		c = CloneRun(prev)
+		c.States[step], c.UpdatedAt = st, run.UpdatedAt
+	}
+	m.runs[run.ID] = c
+	m.history[run.ID] = append(m.history[run.ID], c)
+	return nil
+}
+
+// sameOutline reports whether two runs have the same head (all but steps and UpdatedAt),
+// the same order and the same step names.
+func sameOutline(a, b *state.RunState) bool {
+	ha, hb := *a, *b
+	ha.States, hb.States, ha.UpdatedAt, hb.UpdatedAt = nil, nil, time.Time{}, time.Time{}
+	if !reflect.DeepEqual(ha, hb) || len(a.States) != len(b.States) {
+		return false
+	}
+	for name := range a.States {
+		if _, ok := b.States[name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// StepAppends returns how many times AppendStep was called for run id.
+func (m *MemStateStore) StepAppends(id string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.appends[id]
 }
 
 // Load returns a deep copy of the last saved version of run id. An unknown id is a fault.Usage
@@ -121,8 +185,8 @@ func (m *MemStateStore) History(id string) []*state.RunState {
 	return out
 }
 
-// FailSaves makes every later Save return err (wrapped), as a full disk would; nil restores
-// normal Saves.
+// FailSaves makes every later Save and AppendStep return err (wrapped), as a full disk would;
+// nil restores normal Saves.
 func (m *MemStateStore) FailSaves(err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

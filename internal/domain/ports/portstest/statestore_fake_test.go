@@ -13,6 +13,44 @@ func TestMemStateStore(t *testing.T) {
 	StateStoreSuite(t, func(*testing.T) ports.StateStore { return NewMemStateStore() })
 }
 
+func TestMemStateStoreJournal(t *testing.T) {
+	StepJournalSuite(t, func(*testing.T) JournalStore { return NewMemStateStore() })
+}
+
+// TestMemStateStoreAppendKeepsOtherSteps checks that AppendStep takes only the named step
+// from the run, as the statestore's journal does, unless the run's outline changed.
+func TestMemStateStoreAppendKeepsOtherSteps(t *testing.T) {
+	ctx := t.Context()
+	s := NewMemStateStore()
+	run := journalRun("r")
+	if err := s.Save(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.States["plan"].Output = "changed, not saved"
+	run.States["work"].Attempts = 5
+	if err := s.AppendStep(ctx, run, "work"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.States["plan"].Output != "the plan\n" || got.States["work"].Attempts != 5 {
+		t.Errorf("after AppendStep(work): plan output %q, work attempts %d; want the saved plan and 5 attempts",
+			got.States["plan"].Output, got.States["work"].Attempts)
+	}
+	run.Status = state.Failed
+	if err := s.AppendStep(ctx, run, "work"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Load(ctx, "r"); got.Status != state.Failed || got.States["plan"].Output != run.States["plan"].Output {
+		t.Errorf("after a head change, AppendStep saved status %s, plan output %q; want the whole run", got.Status, got.States["plan"].Output)
+	}
+	if n := s.StepAppends("r"); n != 2 {
+		t.Errorf("StepAppends = %d, want 2", n)
+	}
+}
+
 func TestMemStateStoreNormalizesDynamicValues(t *testing.T) {
 	s := NewMemStateStore()
 	n := 7

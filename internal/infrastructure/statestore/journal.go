@@ -1,0 +1,281 @@
+package statestore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/state"
+)
+
+// A run's journal, <dir>/<run-id>.journal, holds the changes made to its steps since its state
+// file was written, one JSON line each (journalEntry), so that an agent step's save after a
+// tool call appends a few hundred bytes instead of rewriting a state file that grows with
+// every call. Each append is flushed (fdatasync) before AppendStep returns.
+//
+// A Save writes the state file with every change, and the sequence number of the last line
+// it holds as journal_seq; only then, once the rename is durable, is the journal emptied. A
+// crash in between leaves lines that Load skips by their numbers, so none is applied twice.
+// The journal is deleted when the run finishes.
+const (
+	journalExt    = ".journal"
+	journalSeqKey = "journal_seq"
+)
+
+// journal is what a runEntry knows of its run's journal and of what the journal's lines are
+// changes from.
+type journal struct {
+	// head is a deep copy of the run without its steps, order and updated_at, as the last
+	// state file holds it; nil when there is no baseline to journal changes from (before this
+	// store's first Save of the run, after a failed write). The steps' baseline is the
+	// runEncoder's copies of their records.
+	head *state.RunState
+	seq  int64    // the last sequence number written, in a line or as journal_seq
+	file *os.File // open for appending; nil until this store appends
+	size int64    // bytes in the file, as this store knows them
+	// dirty: the file may hold lines, to be emptied after the next state file. known: the
+	// file's state is known (the run was loaded, or its stale journal deleted). broken: the
+	// file may end with a partial line, so nothing may be appended before it is emptied.
+	dirty, known, broken bool
+	buf                  bytes.Buffer
+}
+
+// journalPath returns the journal of run id.
+func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+journalExt) }
+
+// AppendStep saves run as Save does, at the cost of appending to the run's journal only the
+// changes made to the record of step since the last Save or AppendStep: the records of tool
+// calls added or changed, the conversation's new messages, the step's other fields when they
+// changed. Changes to other steps wait for the next Save. It falls back to Save when the
+// store has no baseline for the run (it has not saved it yet), when anything but the step and
+// UpdatedAt changed in the run's head or its list of steps, when the run has finished, and
+// when a change cannot be written exactly as JSON (see errNotJournaled). A step the run does
+// not have is a fault.System error.
+func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if run == nil {
+		return fault.New(fault.System, "append step: nil run")
+	}
+	if err := CheckID(run.ID); err != nil {
+		return fmt.Errorf("append step: %w", err)
+	}
+	if run.States[step] == nil {
+		return fault.New(fault.System, "append step: run %s has no step %q", run.ID, step)
+	}
+	e := s.entry(run.ID)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	done, err := s.appendStep(run, step, e)
+	if err == nil && !done {
+		err = s.save(run, e)
+	}
+	if err != nil {
+		return fmt.Errorf("save step %q of run %s: %w", step, run.ID, err)
+	}
+	return nil
+}
+
+// appendStep journals the changes of step name; done is false when a Save must be made
+// instead. A failure leaves no baseline, so that the next save rewrites the state file.
+func (s *Store) appendStep(run *state.RunState, name string, e *runEntry) (done bool, err error) {
+	if !e.canJournal(run, name) {
+		return false, nil
+	}
+	defer func() {
+		if err != nil {
+			e.j.head = nil
+		}
+	}()
+	st := run.States[name]
+	enc := e.enc.steps[name]
+	prevCalls, prevMsgs := len(enc.calls.was), len(enc.msgs.was)
+	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}, seen: e.seen}
+	xs := x.step(name, st)
+	ch, err := enc.changes(name, xs)
+	if err != nil {
+		return false, fmt.Errorf("encode: %w", err)
+	}
+	if ch.whole {
+		return false, nil
+	}
+	en, err := newEntry(e.j.seq+1, run.UpdatedAt, name, xs, ch, prevCalls, prevMsgs)
+	if errors.Is(err, errNotJournaled) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	e.j.buf.Reset()
+	if err := encodeEntry(&e.j.buf, &en); err != nil {
+		return false, nil // errNotJournaled
+	}
+	if err := s.writeOutputs(run.ID, x.writes); err != nil {
+		return false, err
+	}
+	// The number is used even if the append fails: the line may be on disk, and the next
+	// state file must say that it holds it.
+	e.j.seq = en.Seq
+	if err := s.appendLine(run.ID, e); err != nil {
+		return false, err
+	}
+	s.commitOutputs(e, x.next)
+	return true, nil
+}
+
+// canJournal reports whether the changes of step name can be journaled: the store has a
+// baseline for the step, nothing else changed in the run's head or list of steps, the run
+// has not finished and the journal can be appended to.
+func (e *runEntry) canJournal(run *state.RunState, name string) bool {
+	if e.j.head == nil || e.j.broken || run.FinishedAt != nil || e.enc.steps[name] == nil ||
+		len(run.States) != len(e.enc.steps) || !slices.Equal(run.Order, e.enc.order) {
+		return false
+	}
+	for n := range run.States {
+		if e.enc.steps[n] == nil {
+			return false
+		}
+	}
+	h := headOf(run)
+	return equal(reflect.ValueOf(e.j.head).Elem(), reflect.ValueOf(h).Elem())
+}
+
+// headOf returns a shallow copy of run without its steps, order and updated_at: what the
+// journal cannot hold.
+func headOf(run *state.RunState) *state.RunState {
+	h := *run
+	h.States, h.Order, h.UpdatedAt = nil, nil, time.Time{}
+	return &h
+}
+
+// writeOutputs writes large outputs for a journal line, before it: the line refers to them.
+func (s *Store) writeOutputs(id string, writes []pendingWrite) error {
+	if len(writes) == 0 {
+		return nil
+	}
+	runDir := filepath.Join(s.dir, id)
+	if err := ensureDir(runDir); err != nil {
+		return err
+	}
+	for _, w := range writes {
+		if err := writeAtomic(runDir, w.name, !s.noSync, w.content); err != nil {
+			return err
+		}
+	}
+	if err := s.syncDir(runDir); err != nil {
+		return err
+	}
+	return s.syncDir(s.dir) // the run's directory may be new
+}
+
+// commitOutputs records the output files a journal line refers to, deleting those they
+// replace: the line, now durable, supersedes whatever referred to them.
+func (s *Store) commitOutputs(e *runEntry, next map[string]blob) {
+	for key, b := range next {
+		if old, ok := e.blobs[key]; ok && old.file != b.file {
+			_ = removeIfExists(filepath.Join(s.dir, filepath.FromSlash(old.file)))
+		}
+		e.blobs[key] = b
+	}
+}
+
+// appendLine appends the line in e.j.buf to the run's journal and flushes it to disk. A
+// failed write is cut off again, or else the journal is marked broken.
+func (s *Store) appendLine(id string, e *runEntry) error {
+	p := s.journalPath(id)
+	opened := false
+	if e.j.file == nil {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
+		if err != nil {
+			return fmt.Errorf("open journal: %w", err)
+		}
+		fi, err := f.Stat()
+		if err != nil {
+			_ = f.Close()
+			return fmt.Errorf("open journal: %w", err)
+		}
+		e.j.file, e.j.size, opened = f, fi.Size(), true
+	}
+	e.j.dirty = true
+	n, err := e.j.file.Write(e.j.buf.Bytes())
+	if err != nil {
+		if n > 0 && e.j.file.Truncate(e.j.size) != nil {
+			e.j.broken = true
+		}
+		return fmt.Errorf("append to %s: %w", p, err)
+	}
+	e.j.size += int64(n)
+	if !s.noSync {
+		if err := syncData(e.j.file); err != nil {
+			return fmt.Errorf("sync %s: %w", p, err)
+		}
+	}
+	if opened {
+		return s.syncDir(s.dir) // the file may be new
+	}
+	return nil
+}
+
+// clearJournal empties the journal after a state file that holds all its lines was made
+// durable; a finished run's is deleted. A failure is not an error: lines left behind are
+// skipped by their sequence numbers, and appending waits (broken) until the journal is
+// cleared if it may end with a partial line.
+func (s *Store) clearJournal(run *state.RunState, e *runEntry) {
+	p := s.journalPath(run.ID)
+	if run.FinishedAt != nil {
+		if e.j.file == nil && !e.j.dirty {
+			return
+		}
+		if e.j.file != nil {
+			_ = e.j.file.Close()
+			e.j.file = nil
+		}
+		if removeIfExists(p) == nil {
+			e.j.dirty, e.j.broken, e.j.size = false, false, 0
+		}
+		return
+	}
+	if !e.j.dirty {
+		return
+	}
+	var err error
+	if e.j.file != nil {
+		err = e.j.file.Truncate(0)
+	} else {
+		err = removeIfExists(p)
+	}
+	if err == nil {
+		e.j.dirty, e.j.broken, e.j.size = false, false, 0
+	}
+}
+
+// forgetStaleJournal deletes, before the first state file this store writes for a run it
+// did not load, a journal that an earlier process of the same run id may have left: its lines
+// could otherwise be taken for changes to the new state file.
+func (s *Store) forgetStaleJournal(id string, e *runEntry) error {
+	if e.j.known {
+		return nil
+	}
+	if err := removeIfExists(s.journalPath(id)); err != nil {
+		return fmt.Errorf("delete stale journal: %w", err)
+	}
+	e.j.known = true
+	return nil
+}
+
+// journalSeqLine is the state file's last line, naming the last journal line it holds; none
+// for a run that never journaled.
+func (e *runEntry) journalSeqLine() string {
+	if e.j.seq == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %d\n", journalSeqKey, e.j.seq)
+}
