@@ -32,6 +32,9 @@ type Deps struct {
 	Process   ports.ProcessRunner
 	// Tools runs tool steps; nil makes every tool step fail with a fault.Invalid error.
 	Tools ports.ToolInvoker
+	// Catalog describes the tools, for the one-line summary of a tool step's call in
+	// progress events ("read src/a.go"); nil leaves the summary out.
+	Catalog ports.ToolCatalog
 	// Agents runs agent steps; nil makes every agent step fail with a fault.Invalid error.
 	Agents AgentExecutor
 	// Loader loads sub-workflows (workflow steps) and the workflow of a resumed run.

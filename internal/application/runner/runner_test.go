@@ -296,6 +296,29 @@ func TestSkippedStepIsVisible(t *testing.T) {
 	}
 }
 
+// TestToolStepEventsCarryTheCallSummary: with a catalog, a tool step's started and finished
+// events say what the call does, as an agent's calls do.
+func TestToolStepEventsCarryTheCallSummary(t *testing.T) {
+	e := newEnv(t)
+	e.deps.Tools = &portstest.ToolSet{Tools: map[string]portstest.ToolFunc{
+		"read_file": func(context.Context, ports.ToolRequest) (tool.Result, error) { return tool.OK("text"), nil },
+	}}
+	e.deps.Catalog = portstest.Catalog{"read_file": {Meta: func(args map[string]any) string { return fmt.Sprint("read ", args["path"]) }}}
+	step := workflow.Step{Name: "t", Type: workflow.StepTool, Tool: &workflow.ToolStep{Tool: "read_file", Args: map[string]string{"path": "src/a.go"}}}
+	if _, err := e.runner().Run(t.Context(), runner.Request{Workflow: wf(step)}); err != nil {
+		t.Fatal(err)
+	}
+	var metas []string
+	for _, ev := range e.events.Events() {
+		if ev.Kind == ports.ToolStarted || ev.Kind == ports.ToolFinished {
+			metas = append(metas, string(ev.Kind)+": "+ev.Meta)
+		}
+	}
+	if want := []string{"tool_started: read src/a.go", "tool_finished: read src/a.go"}; !slices.Equal(metas, want) {
+		t.Errorf("tool events = %q, want %q", metas, want)
+	}
+}
+
 func TestToolStep(t *testing.T) {
 	upper := func(_ context.Context, req ports.ToolRequest) (tool.Result, error) {
 		return tool.Result{Status: tool.StatusOK, Output: strings.ToUpper(req.Input), Data: map[string]any{"n": req.Args["n"]}, Duration: 7 * time.Millisecond}, nil

@@ -61,7 +61,8 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 		})
 		idx = len(s.ToolCalls) - 1
 	})
-	e.emit(ports.Event{Kind: ports.ToolStarted, Step: req.Step, Tool: req.Name, CallID: req.CallID})
+	meta := e.meta(ctx, req)
+	e.emit(ports.Event{Kind: ports.ToolStarted, Step: req.Step, Tool: req.Name, CallID: req.CallID, Meta: meta})
 	start := e.r.d.Clock.Now()
 	res, err := e.r.d.Tools.Invoke(ctx, req)
 	took := res.Duration
@@ -95,6 +96,19 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 		status = "error"
 	}
 	e.emit(ports.Event{Kind: ports.ToolFinished, Step: req.Step, Tool: req.Name, CallID: req.CallID,
-		Status: status, Duration: took, Message: result.Error})
+		Meta: meta, Status: status, Duration: took, Message: result.Error})
 	return res, err
+}
+
+// meta is the call's one-line summary for progress, "" when there is no catalog or the tool
+// has no summary (an unknown tool fails in Invoke, with its own message).
+func (e *execution) meta(ctx context.Context, req ports.ToolRequest) string {
+	if e.r.d.Catalog == nil {
+		return ""
+	}
+	infos, err := e.r.d.Catalog.Describe(ctx, ports.ToolQuery{RunID: req.RunID, Step: req.Step, Names: []string{req.Name}, WorkDir: e.st.WorkDir})
+	if err != nil || len(infos) != 1 || infos[0].Meta == nil {
+		return ""
+	}
+	return infos[0].Meta(req.Args)
 }

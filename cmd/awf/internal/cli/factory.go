@@ -79,7 +79,7 @@ func newRunner(f *cmdutil.Factory, environ []string, events ports.Events, opts c
 		StartSaveDelay: 200 * time.Millisecond,
 	}
 	if t := opts.Tools; t != nil {
-		deps.Tools = t.Invoker
+		deps.Tools, deps.Catalog = t.Invoker, t.Registry
 		agents, err := agent.New(agent.Deps{
 			Providers: providers, Tools: t.Invoker, Catalog: t.Registry, Templater: f.Templater(),
 			Schemas: t.Validator, Clock: ports.ClockFunc(nowFunc),
