@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/replay"
+	"github.com/awf-dev/awf/internal/infrastructure/statestore"
 )
 
 // agentEnv is an env holding the named files of testdata/e2e/agent and three small notes the
@@ -50,17 +50,7 @@ func agentRun(e *env, extraEnv []string, args ...string) result {
 	e.t.Helper()
 	cmd := e.cmd(e.t.Context(), args...)
 	cmd.Env = append(cmd.Env, extraEnv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		e.t.Fatalf("awf %v: %v", args, err)
-	}
-	return result{stdout.String(), stderr.String(), code}
+	return e.capture(cmd, args)
 }
 
 // agentStep returns a step of a run's state, failing the test when it is missing.
@@ -624,12 +614,16 @@ func agentRunID(e *env) string {
 	return strings.TrimSuffix(filepath.Base(files[0]), ".yaml")
 }
 
-// agentTryState reads a run's state file, reporting false when it is not there yet.
+// agentTryState reads a run's state while awf runs it, as `awf status` does: the state file
+// with the journal of the agent step's changes since (the file alone lags behind the calls).
+// It reports false when the run cannot be read yet.
 func agentTryState(e *env, id string) (*state.RunState, bool) {
-	if _, err := os.Stat(filepath.Join(e.dir, ".awf", "runs", id+".yaml")); err != nil {
-		return nil, false
+	store, err := statestore.New(filepath.Join(e.dir, ".awf", "runs"))
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	return e.state(id), true
+	run, err := store.Load(e.t.Context(), id)
+	return run, err == nil
 }
 
 // stopOrphan kills the slow tool's shell if it outlived awf. Without a sandbox policy the

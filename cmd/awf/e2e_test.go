@@ -115,7 +115,13 @@ func (e *env) run(args ...string) result {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := e.cmd(ctx, args...)
+	return e.capture(e.cmd(ctx, args...), args)
+}
+
+// capture runs cmd, an awf command built by e.cmd with args, to completion and returns its
+// output and exit code. It fails the test when awf could not be run at all.
+func (e *env) capture(cmd *exec.Cmd, args []string) result {
+	e.t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -131,7 +137,13 @@ func (e *env) run(args ...string) result {
 
 func (e *env) mustRun(wantCode int, args ...string) result {
 	e.t.Helper()
-	r := e.run(args...)
+	return e.wantExit(e.run(args...), wantCode, args)
+}
+
+// wantExit fails the test, showing awf's output, when r (of awf args) did not exit with
+// wantCode; it returns r.
+func (e *env) wantExit(r result, wantCode int, args []string) result {
+	e.t.Helper()
 	if r.code != wantCode {
 		e.t.Fatalf("awf %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, wantCode, r.stdout, r.stderr)
 	}

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,26 +27,12 @@ func (e *env) runIO(stdin string, extraEnv []string, args ...string) result {
 	cmd := e.cmd(ctx, args...)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		e.t.Fatalf("awf %v: %v", args, err)
-	}
-	return result{stdout.String(), stderr.String(), code}
+	return e.capture(cmd, args)
 }
 
 func (e *env) mustRunIO(wantCode int, stdin string, extraEnv []string, args ...string) result {
 	e.t.Helper()
-	r := e.runIO(stdin, extraEnv, args...)
-	if r.code != wantCode {
-		e.t.Fatalf("awf %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.code, wantCode, r.stdout, r.stderr)
-	}
-	return r
+	return e.wantExit(e.runIO(stdin, extraEnv, args...), wantCode, args)
 }
 
 // copyTree copies a fixture directory into the test's working directory.

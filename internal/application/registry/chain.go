@@ -10,7 +10,6 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
-	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
 // ValidateChain reports what keeps a chain from running (seed 003's validate): its shape
@@ -95,11 +94,7 @@ func (r *Registry) chainStep(ctx context.Context, parent *Call, self *entry, i i
 
 // chainTool is a manifest that is a chain: its arguments are the starting context, its
 // result's data the final context.
-type chainTool struct {
-	r      *Registry
-	e      *entry
-	schema json.RawMessage // the manifest's, computed once
-}
+type chainTool struct{ manifestTool }
 
 var (
 	_ tool.Tool       = (*chainTool)(nil)
@@ -107,13 +102,6 @@ var (
 	_ tool.Summarizer = (*chainTool)(nil)
 	_ tool.Located    = (*chainTool)(nil)
 )
-
-func (t *chainTool) Name() string                    { return t.e.Manifest.Name }
-func (t *chainTool) Description(tool.Context) string { return t.e.Manifest.Description }
-func (t *chainTool) Parameters() json.RawMessage     { return t.schema }
-func (t *chainTool) Annotations() tool.Annotations   { return manifestNotes(t.e.Manifest) }
-func (t *chainTool) Pos() workflow.Pos               { return t.e.Manifest.Pos }
-func (t *chainTool) Meta(args map[string]any) string { return metaSummary(t.e.Manifest, args) }
 
 // Execute runs the chain. The output is the manifest's output template over the final
 // context (top-level keys as {vars}), or the context as JSON.
@@ -136,7 +124,7 @@ func (t *chainTool) Execute(ctx context.Context, inv tool.Invocation) tool.Resul
 	}
 	vars := make(map[string]string, len(cr.Context))
 	for k, v := range cr.Context {
-		vars[k] = text(v)
+		vars[k] = tool.ArgText(v)
 	}
 	out, err := tool.Substitute(m.Output, vars)
 	if err != nil {

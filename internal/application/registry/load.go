@@ -116,9 +116,9 @@ func (r *Registry) manifestEntry(m *tool.Manifest, level tool.Level) *entry {
 	}
 	if m.Chain != nil {
 		e.Kind = KindChain
-		e.Tool = &chainTool{r: r, e: e, schema: m.Schema()}
+		e.Tool = &chainTool{manifestTool{r: r, e: e, schema: m.Schema()}}
 	} else {
-		e.Tool = &metaTool{r: r, e: e, schema: m.Schema()}
+		e.Tool = &metaTool{manifestTool{r: r, e: e, schema: m.Schema()}}
 	}
 	e.propTypes = propTypes(e.Tool.Parameters())
 	return e

@@ -6,20 +6,43 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
-// metaTool runs a manifest's steps (seed 000): each calls another tool through the registry
-// with {var} substitution over the arguments, {input} and earlier output_vars.
-type metaTool struct {
+// manifestTool is what the tools built from a manifest share: the tool behaviour read off the
+// manifest. metaTool and chainTool embed it and add Execute.
+type manifestTool struct {
 	r      *Registry
 	e      *entry
 	schema json.RawMessage // the manifest's, computed once
 }
+
+func (t *manifestTool) Name() string                    { return t.e.Manifest.Name }
+func (t *manifestTool) Description(tool.Context) string { return t.e.Manifest.Description }
+func (t *manifestTool) Parameters() json.RawMessage     { return t.schema }
+func (t *manifestTool) Pos() workflow.Pos               { return t.e.Manifest.Pos }
+
+func (t *manifestTool) Annotations() tool.Annotations {
+	m := t.e.Manifest
+	return tool.Annotations{Cacheable: m.Cache, Version: m.Version, Tags: m.Tags, Source: m.Path}
+}
+
+// Meta summarises a call as the manifest's reference and its number of steps.
+func (t *manifestTool) Meta(map[string]any) string {
+	m := t.e.Manifest
+	n := len(m.Steps)
+	if m.Chain != nil {
+		n = len(m.Chain.Steps)
+	}
+	return fmt.Sprintf("%s (%d steps)", m.Ref(), n)
+}
+
+// metaTool runs a manifest's steps (seed 000): each calls another tool through the registry
+// with {var} substitution over the arguments, {input} and earlier output_vars.
+type metaTool struct{ manifestTool }
 
 var (
 	_ tool.Tool       = (*metaTool)(nil)
@@ -27,13 +50,6 @@ var (
 	_ tool.Summarizer = (*metaTool)(nil)
 	_ tool.Located    = (*metaTool)(nil)
 )
-
-func (t *metaTool) Name() string                    { return t.e.Manifest.Name }
-func (t *metaTool) Description(tool.Context) string { return t.e.Manifest.Description }
-func (t *metaTool) Parameters() json.RawMessage     { return t.schema }
-func (t *metaTool) Annotations() tool.Annotations   { return manifestNotes(t.e.Manifest) }
-func (t *metaTool) Pos() workflow.Pos               { return t.e.Manifest.Pos }
-func (t *metaTool) Meta(args map[string]any) string { return metaSummary(t.e.Manifest, args) }
 
 // Execute checks dependencies and step references, then runs the steps in order. The first
 // failing step fails the tool, naming the step.
@@ -84,14 +100,14 @@ func variables(m *tool.Manifest, inv tool.Invocation) (map[string]string, map[st
 	vars := make(map[string]string, len(m.Arguments)+len(m.Steps)+1)
 	typed := make(map[string]any, len(m.Arguments))
 	for _, a := range m.Arguments {
-		vars[a.Variable] = text(args[a.Variable])
+		vars[a.Variable] = tool.ArgText(args[a.Variable])
 		if v, ok := args[a.Variable]; ok && v != nil {
 			typed[a.Variable] = v
 		}
 	}
 	vars[tool.InputVar] = inv.Input
 	if inv.Input == "" {
-		vars[tool.InputVar] = text(args[tool.InputVar])
+		vars[tool.InputVar] = tool.ArgText(args[tool.InputVar])
 	}
 	return vars, typed
 }
@@ -118,28 +134,6 @@ func substituteArg(a tool.StepArg, vars map[string]string, typed map[string]any)
 	return out, nil
 }
 
-// text renders an argument value for substitution: strings as they are, numbers and booleans
-// as JSON writes them, lists and objects as JSON, nothing as "".
-func text(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case bool:
-		return strconv.FormatBool(x)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
 // parentCall is the call a manifest tool runs under, or a stand-in when the tool was executed
 // directly rather than through the registry.
 func parentCall(ctx context.Context, name string, inv tool.Invocation) *Call {
@@ -147,16 +141,4 @@ func parentCall(ctx context.Context, name string, inv tool.Invocation) *Call {
 		return c
 	}
 	return &Call{Request: ports.ToolRequest{Name: name, CallID: inv.ID, Scope: inv.Scope}, Depth: inv.Depth}
-}
-
-func manifestNotes(m *tool.Manifest) tool.Annotations {
-	return tool.Annotations{Cacheable: m.Cache, Version: m.Version, Tags: m.Tags, Source: m.Path}
-}
-
-func metaSummary(m *tool.Manifest, args map[string]any) string {
-	n := len(m.Steps)
-	if m.Chain != nil {
-		n = len(m.Chain.Steps)
-	}
-	return fmt.Sprintf("%s (%d steps)", m.Ref(), n)
 }

@@ -39,6 +39,29 @@ func TestSubstitute(t *testing.T) {
 	}
 }
 
+func TestArgText(t *testing.T) {
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{nil, ""},
+		{"a b", "a b"},
+		{json.Number("1.50"), "1.50"},
+		{true, "true"},
+		{2.5, "2.5"},
+		{1e21, "1e+21"},
+		{float64(3), "3"},
+		{[]any{"x", json.Number("1")}, `["x",1]`},
+		{map[string]any{"k": "v"}, `{"k":"v"}`},
+		{7, "7"},
+	}
+	for _, tc := range tests {
+		if got := ArgText(tc.v); got != tc.want {
+			t.Errorf("ArgText(%#v) = %q, want %q", tc.v, got, tc.want)
+		}
+	}
+}
+
 func TestStepArg(t *testing.T) {
 	tests := []struct {
 		arg   StepArg

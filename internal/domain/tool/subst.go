@@ -1,8 +1,10 @@
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -37,6 +39,29 @@ func Substitute(tmpl string, vars map[string]string) (string, error) {
 		i += n
 	}
 	return b.String(), nil
+}
+
+// ArgText renders an argument value as the text that stands for it in a template or a program
+// argument: strings as they are, numbers and booleans as JSON writes them, lists and objects as
+// JSON, nil as "". A value JSON cannot encode is printed with fmt.
+func ArgText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // Variables lists the names tmpl refers to, in order of first use.

@@ -162,29 +162,13 @@ func (m masker) value(v any, max int) any {
 	case string:
 		return cut(m.text(v), max)
 	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = m.entry(k, e, max)
-		}
-		return out
+		return maskMap(m, v, max)
 	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = m.value(e, max)
-		}
-		return out
+		return maskList(m, v, max)
 	case map[string]string:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[k] = m.entry(k, e, max)
-		}
-		return out
+		return maskMap(m, v, max)
 	case []string:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = m.value(e, max)
-		}
-		return out
+		return maskList(m, v, max)
 	case nil, bool, int, int64, float64, json.Number:
 		return v
 	}
@@ -198,6 +182,24 @@ func (m masker) value(v any, max int) any {
 		return cut(m.text(string(b)), max)
 	}
 	return m.value(decoded, max)
+}
+
+// maskMap masks a mapping entry by entry (see entry).
+func maskMap[V any](m masker, v map[string]V, max int) map[string]any {
+	out := make(map[string]any, len(v))
+	for k, e := range v {
+		out[k] = m.entry(k, e, max)
+	}
+	return out
+}
+
+// maskList masks a list item by item.
+func maskList[V any](m masker, v []V, max int) []any {
+	out := make([]any, len(v))
+	for i, e := range v {
+		out[i] = m.value(e, max)
+	}
+	return out
 }
 
 // entry masks the value of a key named like a credential whole (unless it is a number or a

@@ -208,7 +208,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 		return ports.ProcessResult{}, err
 	}
 	if ctx.Err() != nil {
-		return ports.ProcessResult{ExitCode: -1}, stopError(ctx, 0)
+		return ports.ProcessResult{ExitCode: -1}, process.StopError(ctx, 0)
 	}
 	ex, err := stage(r.cfg.ExchangeDir, s)
 	if err != nil {
@@ -221,7 +221,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	}
 	defer r.remove(context.WithoutCancel(ctx), id)
 	if ctx.Err() != nil {
-		return ports.ProcessResult{ExitCode: -1, Duration: time.Since(start)}, stopError(ctx, 0)
+		return ports.ProcessResult{ExitCode: -1, Duration: time.Since(start)}, process.StopError(ctx, 0)
 	}
 	res, err := r.execute(ctx, id, s, ex)
 	res.Duration = time.Since(start)
@@ -323,7 +323,7 @@ func (r *Runner) execute(ctx context.Context, id string, s *spec, ex *exchange) 
 		}
 	}()
 
-	runCtx, cancelRun := withTimeout(ctx, s.timeout)
+	runCtx, cancelRun := process.WithTimeout(ctx, s.timeout)
 	defer cancelRun()
 	apiCtx, cancel = context.WithTimeout(bg, apiTimeout)
 	err = r.cli.StartContainer(apiCtx, id)
@@ -355,7 +355,7 @@ func (r *Runner) execute(ctx context.Context, id string, s *spec, ex *exchange) 
 	}
 	switch {
 	case stopped:
-		return res, stopError(runCtx, s.timeout)
+		return res, process.StopError(runCtx, s.timeout)
 	case waitErr != nil:
 		return res, fault.Wrap(fault.System, fmt.Errorf("container backend: %w", waitErr))
 	case oom || overflowed.Load():
@@ -425,36 +425,4 @@ func helperError(ex *exchange, res ports.ProcessResult) error {
 		return fault.New(fault.System, "%s", msg)
 	}
 	return nil
-}
-
-// errTimedOut is the cause of a context ended by the request's own timeout.
-var errTimedOut = errors.New("container timeout")
-
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeoutCause(ctx, d, errTimedOut)
-}
-
-// stoppedError says why a run was stopped and wraps the context's error, so that errors.Is
-// sees context.Canceled or context.DeadlineExceeded.
-type stoppedError struct {
-	msg   string
-	cause error
-}
-
-func (e *stoppedError) Error() string { return e.msg }
-func (e *stoppedError) Unwrap() error { return e.cause }
-
-func stopError(ctx context.Context, timeout time.Duration) error {
-	cause := context.Cause(ctx)
-	msg := "interrupted"
-	switch {
-	case errors.Is(cause, errTimedOut):
-		msg = "timed out after " + timeout.String()
-	case errors.Is(cause, context.DeadlineExceeded):
-		msg = "timed out"
-	}
-	return fault.Wrap(fault.Execution, &stoppedError{msg: msg, cause: ctx.Err()})
 }

@@ -255,29 +255,6 @@ func (d *decoder) alias(path string, a *ast.AliasNode) (ast.Node, bool) {
 	return found, true
 }
 
-// kindOf names a node's kind for messages ("got a list").
-func kindOf(n ast.Node) string {
-	switch n.(type) {
-	case nil:
-		return "nothing"
-	case *ast.MappingNode, *ast.MappingValueNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.StringNode, *ast.LiteralNode:
-		return "a string"
-	case *ast.IntegerNode:
-		return "an integer"
-	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "a number"
-	case *ast.BoolNode:
-		return "a boolean"
-	case *ast.NullNode:
-		return "null"
-	}
-	return "a " + strings.ToLower(n.Type().String())
-}
-
 // isNull reports whether a resolved node is empty (absent or null).
 func isNull(n ast.Node) bool {
 	if isNil(n) {

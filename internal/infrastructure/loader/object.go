@@ -7,6 +7,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // entry is one key of a mapping with its value, unresolved.
@@ -50,7 +51,7 @@ func (d *decoder) object(path, what string, n ast.Node) *object {
 		if mv, isEntry := n.(*ast.MappingValueNode); isEntry {
 			m = &ast.MappingNode{Values: []*ast.MappingValueNode{mv}}
 		} else {
-			d.errorf(path, pos, "", "%s must be a mapping, got %s", what, kindOf(n))
+			d.errorf(path, pos, "", "%s must be a mapping, got %s", what, yamlnode.Kind(n))
 			return nil
 		}
 	}
@@ -83,7 +84,7 @@ func (o *object) add(mv *ast.MappingValueNode, merged bool) {
 	key, ok := scalarText(keyNode)
 	keyPos := d.pos(mv)
 	if !ok {
-		d.errorf(o.path, keyPos, "", "keys must be plain names, got %s", kindOf(keyNode))
+		d.errorf(o.path, keyPos, "", "keys must be plain names, got %s", yamlnode.Kind(keyNode))
 		return
 	}
 	if i, dup := o.index[key]; dup {
@@ -122,7 +123,7 @@ func (o *object) merge(n ast.Node) {
 			if isNil(x) {
 				continue
 			}
-			d.errorf(o.path, d.pos(x), "", "<< must merge a mapping, got %s", kindOf(x))
+			d.errorf(o.path, d.pos(x), "", "<< must merge a mapping, got %s", yamlnode.Kind(x))
 			continue
 		}
 		if !d.enter(o.path, m) {
@@ -205,7 +206,7 @@ func (o *object) str(key string) string {
 	}
 	text, isScalar := scalarText(n)
 	if !isScalar {
-		o.d.errorf(o.child(key), pos, "", "%q must be a string, got %s", key, kindOf(n))
+		o.d.errorf(o.child(key), pos, "", "%q must be a string, got %s", key, yamlnode.Kind(n))
 		return ""
 	}
 	return text
@@ -271,7 +272,7 @@ func (o *object) strings(key string) []string {
 	}
 	seq, isSeq := n.(*ast.SequenceNode)
 	if !isSeq {
-		o.d.errorf(o.child(key), pos, "", "%q must be a list of strings, got %s", key, kindOf(n))
+		o.d.errorf(o.child(key), pos, "", "%q must be a list of strings, got %s", key, yamlnode.Kind(n))
 		return nil
 	}
 	out := make([]string, 0, len(seq.Values))
@@ -282,7 +283,7 @@ func (o *object) strings(key string) []string {
 		item, _ = o.d.resolve(path, item)
 		text, isScalar := scalarText(item)
 		if !isScalar {
-			o.d.errorf(path, ipos, "", "items of %q must be strings, got %s", key, kindOf(item))
+			o.d.errorf(path, ipos, "", "items of %q must be strings, got %s", key, yamlnode.Kind(item))
 			continue
 		}
 		out = append(out, text)
@@ -309,7 +310,7 @@ func (o *object) strmap(key string) map[string]string {
 		}
 		text, isScalar := scalarText(n)
 		if !isScalar {
-			o.d.errorf(m.child(e.key), pos, "", "values of %q must be strings, got %s", key, kindOf(n))
+			o.d.errorf(m.child(e.key), pos, "", "values of %q must be strings, got %s", key, yamlnode.Kind(n))
 			continue
 		}
 		out[e.key] = text
@@ -327,7 +328,7 @@ func (o *object) anymap(key string) map[string]any {
 	m, isMap := v.(map[string]any)
 	if !isMap {
 		if v != nil || !o.d.aborted {
-			o.d.errorf(o.child(key), pos, "", "%q must be a mapping, got %s", key, kindOf(n))
+			o.d.errorf(o.child(key), pos, "", "%q must be a mapping, got %s", key, yamlnode.Kind(n))
 		}
 		return nil
 	}
@@ -352,7 +353,7 @@ func (o *object) list(key string) ([]ast.Node, bool) {
 	}
 	seq, isSeq := n.(*ast.SequenceNode)
 	if !isSeq {
-		o.d.errorf(o.child(key), pos, "", "%q must be a list, got %s", key, kindOf(n))
+		o.d.errorf(o.child(key), pos, "", "%q must be a list, got %s", key, yamlnode.Kind(n))
 		return nil, false
 	}
 	return seq.Values, true
@@ -370,5 +371,5 @@ func describe(n ast.Node) string {
 	if text, ok := scalarText(n); ok {
 		return text
 	}
-	return kindOf(n)
+	return yamlnode.Kind(n)
 }

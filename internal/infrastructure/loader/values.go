@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 var errKind = errors.New("wrong kind of value")
@@ -85,7 +87,7 @@ func (d *decoder) toAny(path string, n ast.Node) any {
 	case *ast.MappingNode, *ast.MappingValueNode:
 		return d.mapToAny(path, v)
 	}
-	d.errorf(path, d.pos(n), "", "unsupported YAML value: %s", kindOf(n))
+	d.errorf(path, d.pos(n), "", "unsupported YAML value: %s", yamlnode.Kind(n))
 	return nil
 }
 

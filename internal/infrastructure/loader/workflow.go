@@ -8,6 +8,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 var topKeys = []string{
@@ -134,7 +135,7 @@ func (d *decoder) inputs(raw ast.Node) []workflow.Input {
 	case *ast.NullNode:
 		return nil
 	default:
-		d.errorf("inputs", d.pos(raw), "", "\"inputs\" must be a list of inputs or a mapping of names to inputs, got %s", kindOf(n))
+		d.errorf("inputs", d.pos(raw), "", "\"inputs\" must be a list of inputs or a mapping of names to inputs, got %s", yamlnode.Kind(n))
 		return nil
 	}
 }

@@ -72,6 +72,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 var (
@@ -92,7 +93,7 @@ func Decode(file string, data []byte) (*tool.Manifest, workflow.Problems) {
 		return nil, d.probs
 	}
 	if _, ok := d.resolve(root).(*ast.MappingNode); !ok {
-		d.errorf(root, "", "a tool manifest must be a mapping, got %s", kindOf(d.resolve(root)))
+		d.errorf(root, "", "a tool manifest must be a mapping, got %s", yamlnode.Kind(d.resolve(root)))
 		return nil, d.probs
 	}
 	m := &tool.Manifest{Path: file, Pos: workflow.Pos{File: file, Line: 1, Col: 1}}

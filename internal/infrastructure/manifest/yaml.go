@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // decoder reads one YAML file into domain values, collecting every problem with its position
@@ -104,16 +105,28 @@ type field struct {
 // fields reads a mapping, reporting unknown and repeated keys (with the nearest known key).
 func (d *decoder) fields(n ast.Node, what string, known []string) []field {
 	n = d.resolve(n)
+	return d.entries(n, n, what, known)
+}
+
+// anyFields reads a mapping with keys of the user's choosing; a repeated key is an error.
+func (d *decoder) anyFields(f field, what string) []field {
+	return d.entries(f.value, f.node, what, nil)
+}
+
+// entries reads the entries of n, a resolved node (nil for none), with their values resolved.
+// It reports n at the position of at when it is not a mapping, repeated keys, and, unless
+// known is nil, keys not in known.
+func (d *decoder) entries(n, at ast.Node, what string, known []string) []field {
 	var values []*ast.MappingValueNode
 	switch m := n.(type) {
+	case nil:
+		return nil
 	case *ast.MappingNode:
 		values = m.Values
 	case *ast.MappingValueNode:
 		values = []*ast.MappingValueNode{m}
-	case nil:
-		return nil
 	default:
-		d.errorf(n, "", "%s must be a mapping, got %s", what, kindOf(n))
+		d.errorf(at, "", "%s must be a mapping, got %s", what, yamlnode.Kind(n))
 		return nil
 	}
 	var out []field
@@ -121,7 +134,7 @@ func (d *decoder) fields(n ast.Node, what string, known []string) []field {
 	for _, mv := range values {
 		key := strings.TrimSpace(mv.Key.String())
 		switch {
-		case !slices.Contains(known, key):
+		case known != nil && !slices.Contains(known, key):
 			d.errorf(mv, workflow.DidYouMean(key, known), "unknown key %q in %s", key, what)
 			continue
 		case seen[key]:
@@ -156,7 +169,7 @@ func (d *decoder) str(f field, what string) string {
 			return tk.Value
 		}
 	}
-	d.errorf(f.node, "", "%s must be a string, got %s", what, kindOf(f.value))
+	d.errorf(f.node, "", "%s must be a string, got %s", what, yamlnode.Kind(f.value))
 	return ""
 }
 
@@ -164,7 +177,7 @@ func (d *decoder) boolean(f field, what string) bool {
 	if b, ok := f.value.(*ast.BoolNode); ok {
 		return b.Value
 	}
-	d.errorf(f.node, "", "%s must be true or false, got %s", what, kindOf(f.value))
+	d.errorf(f.node, "", "%s must be true or false, got %s", what, yamlnode.Kind(f.value))
 	return false
 }
 
@@ -180,7 +193,7 @@ func (d *decoder) list(f field, what string) []ast.Node {
 		}
 		return out
 	}
-	d.errorf(f.node, "", "%s must be a list, got %s", what, kindOf(f.value))
+	d.errorf(f.node, "", "%s must be a list, got %s", what, yamlnode.Kind(f.value))
 	return nil
 }
 
@@ -189,38 +202,6 @@ func (d *decoder) strList(f field, what string) []string {
 	var out []string
 	for i, n := range d.list(f, what) {
 		out = append(out, d.str(field{key: f.key, node: n, value: n}, fmt.Sprintf("%s[%d]", what, i)))
-	}
-	return out
-}
-
-// anyFields reads a mapping with keys of the user's choosing; a repeated key is an error.
-func (d *decoder) anyFields(f field, what string) []field {
-	var values []*ast.MappingValueNode
-	switch m := f.value.(type) {
-	case nil:
-		return nil
-	case *ast.MappingNode:
-		values = m.Values
-	case *ast.MappingValueNode:
-		values = []*ast.MappingValueNode{m}
-	default:
-		d.errorf(f.node, "", "%s must be a mapping, got %s", what, kindOf(f.value))
-		return nil
-	}
-	var out []field
-	seen := map[string]bool{}
-	for _, mv := range values {
-		key := strings.TrimSpace(mv.Key.String())
-		if seen[key] {
-			d.errorf(mv, "", "key %q appears twice in %s", key, what)
-			continue
-		}
-		seen[key] = true
-		v := d.resolve(mv.Value)
-		if _, isNull := v.(*ast.NullNode); isNull {
-			v = nil
-		}
-		out = append(out, field{key: key, node: mv, value: v})
 	}
 	return out
 }
@@ -248,27 +229,4 @@ func (d *decoder) value(f field, what string) any {
 		return nil
 	}
 	return v
-}
-
-// kindOf names a node's kind for messages ("got a list").
-func kindOf(n ast.Node) string {
-	switch n.(type) {
-	case nil:
-		return "nothing"
-	case *ast.MappingNode, *ast.MappingValueNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.StringNode, *ast.LiteralNode:
-		return "a string"
-	case *ast.IntegerNode:
-		return "an integer"
-	case *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "a number"
-	case *ast.BoolNode:
-		return "a boolean"
-	case *ast.NullNode:
-		return "null"
-	}
-	return "a " + strings.ToLower(n.Type().String())
 }

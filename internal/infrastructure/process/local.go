@@ -53,7 +53,7 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 	if err != nil {
 		return ports.ProcessResult{ExitCode: parseErrorExit, Stderr: err.Error() + "\n", Duration: time.Since(start)}, nil
 	}
-	runCtx, cancel := withTimeout(ctx, req.Timeout)
+	runCtx, cancel := WithTimeout(ctx, req.Timeout)
 	defer cancel()
 
 	limit := req.OutputLimit
@@ -87,7 +87,7 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 	switch {
 	case runCtx.Err() != nil:
 		res.ExitCode = -1
-		return res, stopError(runCtx, req.Timeout)
+		return res, StopError(runCtx, req.Timeout)
 	case res.Truncated:
 		res.ExitCode = 128 + int(syscall.SIGKILL)
 		return res, nil

@@ -125,9 +125,9 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	}
 	defer launch.Close()
 	if ctx.Err() != nil {
-		return ports.ProcessResult{ExitCode: -1}, stopError(ctx, 0)
+		return ports.ProcessResult{ExitCode: -1}, StopError(ctx, 0)
 	}
-	runCtx, cancel := withTimeout(ctx, req.Timeout)
+	runCtx, cancel := WithTimeout(ctx, req.Timeout)
 	defer cancel()
 
 	limit := req.OutputLimit
@@ -151,7 +151,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	res := p.result(state, start)
 	switch {
 	case stopped:
-		return res, stopError(runCtx, req.Timeout)
+		return res, StopError(runCtx, req.Timeout)
 	case waitErr != nil:
 		return res, fault.Wrap(fault.System, fmt.Errorf("wait for process helper: %w", waitErr))
 	}
@@ -184,38 +184,6 @@ func (r *Runner) prepare(req ports.ProcessRequest) (*Request, error) {
 		}
 	}
 	return &Request{Script: req.Script, Env: env, Vars: req.Vars}, nil
-}
-
-// errTimedOut is the cause of a context ended by the request's own timeout.
-var errTimedOut = errors.New("process timeout")
-
-func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeoutCause(ctx, d, errTimedOut)
-}
-
-// stoppedError says why a run was stopped and wraps the context's error, so that errors.Is
-// sees context.Canceled or context.DeadlineExceeded.
-type stoppedError struct {
-	msg   string
-	cause error
-}
-
-func (e *stoppedError) Error() string { return e.msg }
-func (e *stoppedError) Unwrap() error { return e.cause }
-
-func stopError(ctx context.Context, timeout time.Duration) error {
-	cause := context.Cause(ctx)
-	msg := "interrupted"
-	switch {
-	case errors.Is(cause, errTimedOut):
-		msg = "timed out after " + timeout.String()
-	case errors.Is(cause, context.DeadlineExceeded):
-		msg = "timed out"
-	}
-	return fault.Wrap(fault.Execution, &stoppedError{msg: msg, cause: ctx.Err()})
 }
 
 // helperError turns the status records into Run's error: a failure the helper reported, or

@@ -177,18 +177,24 @@ func coveredBy(p string, roots []string) bool {
 
 // intersectPaths returns the trees both lists allow: the deeper of each related pair.
 func intersectPaths(a, b []string) []string {
+	return minimalRoots(intersect(a, b, func(root, p string) bool { return within(p, root) }))
+}
+
+// intersect returns, for each pair of an item of a and an item of b of which one covers the
+// other, the narrower of the two (y when they are equal), in the order of a then b.
+func intersect(a, b []string, covers func(wide, narrow string) bool) []string {
 	out := []string{}
 	for _, x := range a {
 		for _, y := range b {
 			switch {
-			case within(y, x):
+			case covers(x, y):
 				out = append(out, y)
-			case within(x, y):
+			case covers(y, x):
 				out = append(out, x)
 			}
 		}
 	}
-	return minimalRoots(out)
+	return out
 }
 
 // minimalRoots sorts paths and drops those beneath another.
@@ -298,18 +304,9 @@ func hostCovers(pattern, h string) bool {
 	return ok && strings.HasPrefix(suffix, ".") && strings.HasSuffix(strings.TrimPrefix(h, "*"), suffix)
 }
 
+// intersectHosts returns the hosts both lists allow: the narrower of each related pair.
 func intersectHosts(a, b []string) []string {
-	out := []string{}
-	for _, x := range a {
-		for _, y := range b {
-			switch {
-			case hostCovers(x, y):
-				out = append(out, y)
-			case hostCovers(y, x):
-				out = append(out, x)
-			}
-		}
-	}
+	out := intersect(a, b, hostCovers)
 	slices.Sort(out)
 	return slices.Compact(out)
 }

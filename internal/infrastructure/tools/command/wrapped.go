@@ -264,7 +264,7 @@ func (w *Wrapped) values(args map[string]any) (map[string][]string, error) {
 				vals = append(vals, s)
 			}
 		} else {
-			vals = []string{scalarText(v)}
+			vals = []string{tool.ArgText(v)}
 		}
 		for i, s := range vals {
 			if err := checkArg(p, i, s); err != nil {
@@ -295,24 +295,6 @@ func checkArg(p tool.Param, i int, s string) error {
 		return fmt.Errorf("%s is %d bytes; one program argument holds at most %d bytes", name, len(s), MaxArgLen)
 	}
 	return nil
-}
-
-func scalarText(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case json.Number:
-		return x.String()
-	case bool:
-		return strconv.FormatBool(x)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // argv is the argument vector a call would run, for Meta.

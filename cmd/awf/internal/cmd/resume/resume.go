@@ -5,16 +5,15 @@ package resume
 import (
 	"context"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
-	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
-	"github.com/awf-dev/awf/internal/application/plan"
+	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/state"
 )
 
 // Options are everything `awf resume` needs.
@@ -56,20 +55,9 @@ func runResume(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	progress := render.New(opts.IO, time.Now)
-	defer progress.Close()
-	f.Pause = progress.Pause
-	r, done, err := f.Runner(progress, opts.Model.Options(tools, workDir))
-	if err != nil {
-		return err
-	}
-	state, err := r.Resume(ctx, opts.RunID)
-	progress.Close()
-	if derr := done(); derr != nil && err == nil {
-		err = derr
-	}
-	store, _ := opts.Factory.Store()
-	return run.Report(opts.IO, opts.Output, store, state, err)
+	return run.Execute(opts.IO, f, opts.Model.Options(tools, workDir), opts.Output, func(r *runner.Runner) (*state.RunState, error) {
+		return r.Resume(ctx, opts.RunID)
+	})
 }
 
 // toolsFor builds the tool set of the run's workflow, as it is now on disk, in the run's
@@ -93,14 +81,9 @@ func toolsFor(ctx context.Context, f *cmdutil.Factory, id string) (*cmdutil.Tool
 			return nil, "", err
 		}
 	}
-	governed, err := compile.ResolvePolicies(f.Templater(), res.Workflow, plan.BaseScope(res.Workflow, st.Inputs, st.ID, workDir, f.Environ))
+	tools, err := run.Tools(f, res.Workflow, st.Inputs, st.ID, workDir)
 	if err != nil {
 		return nil, "", err
 	}
-	tools, err := f.Tools(governed, workDir)
-	if err != nil {
-		return nil, "", err
-	}
-	run.PrintWarnings(f.IO, tools.Warnings)
 	return tools, workDir, nil
 }

@@ -110,33 +110,54 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fault.Wrap(fault.System, err)
 	}
-	// Policies are fixed once, now, from the inputs.
-	governed, err := compile.ResolvePolicies(f.Templater(), wf, plan.BaseScope(wf, values, "", workDir, f.Environ))
+	tools, err := Tools(f, wf, values, "", workDir)
 	if err != nil {
 		return err
 	}
-	tools, err := f.Tools(governed, workDir)
-	if err != nil {
-		return err
-	}
-	PrintWarnings(opts.IO, tools.Warnings)
 	if err := tools.Registry.Preflight(registry.WorkflowTools(wf)...); err != nil {
 		return err
 	}
-	progress := render.New(opts.IO, time.Now)
+	return Execute(opts.IO, f, opts.Model.Options(tools, workDir), opts.Output, func(r *runner.Runner) (*state.RunState, error) {
+		return r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir})
+	})
+}
+
+// Tools builds the governed tools of a run of wf in workDir, under the policies resolved (once,
+// now) from the run's inputs and id ("" for a run not started yet), and prints their warnings.
+// awf resume builds the tools of the run it continues with it.
+func Tools(f *cmdutil.Factory, wf *workflow.Workflow, inputs map[string]any, runID, workDir string) (*cmdutil.Tools, error) {
+	governed, err := compile.ResolvePolicies(f.Templater(), wf, plan.BaseScope(wf, inputs, runID, workDir, f.Environ))
+	if err != nil {
+		return nil, err
+	}
+	tools, err := f.Tools(governed, workDir)
+	if err != nil {
+		return nil, err
+	}
+	PrintWarnings(f.IO, tools.Warnings)
+	return tools, nil
+}
+
+// Execute runs a workflow with live progress on ios, then reports it (Report, in format):
+// start runs it (r.Run, or r.Resume for awf resume) on a runner built by the Factory with
+// runnerOpts. Progress stops before the report, and a failure to finish the model settings
+// (a --record cassette not written) fails a run that succeeded.
+func Execute(ios *iostreams.IOStreams, f *cmdutil.Factory, runnerOpts cmdutil.RunnerOptions, format cmdutil.Format,
+	start func(*runner.Runner) (*state.RunState, error)) error {
+	progress := render.New(ios, time.Now)
 	defer progress.Close()
 	f.Pause = progress.Pause
-	r, done, err := f.Runner(progress, opts.Model.Options(tools, workDir))
+	r, done, err := f.Runner(progress, runnerOpts)
 	if err != nil {
 		return err
 	}
-	run, err := r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir})
+	run, err := start(r)
 	progress.Close()
 	if derr := done(); derr != nil && err == nil {
 		err = derr
 	}
 	store, _ := f.Store()
-	return Report(opts.IO, opts.Output, store, run, err)
+	return Report(ios, format, store, run, err)
 }
 
 // dryRun prints the plan: every template resolved that can be, and for agent steps the
