@@ -140,9 +140,10 @@ func (c HelperConfig) run(req *Request, status *os.File) int {
 		interp.Dir(req.Dir),
 		interp.StdIO(os.Stdin, os.Stdout, os.Stderr),
 	}
-	if len(c.ExecMiddlewares) > 0 {
-		opts = append(opts, interp.ExecHandlers(c.ExecMiddlewares...))
-	}
+	// printfExec first: the calls it serves are printf, a builtin, which the exec guard
+	// among the middlewares must not see as a program.
+	opts = append(opts, interp.ExecHandlers(append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec}, c.ExecMiddlewares...)...))
+	opts = append(opts, printfHandlers(file)...)
 	runner, err := interp.New(opts...)
 	if err != nil {
 		return c.fail(status, fmt.Errorf("process helper: start interpreter: %w", err))

@@ -68,12 +68,13 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
-	runner, err := interp.New(
+	opts := append([]interp.RunnerOption{
 		interp.Env(newEnviron(wreq.Env, wreq.Vars)),
 		interp.Dir(dir),
 		interp.StdIO(strings.NewReader(req.Stdin), stdout, stderr),
-		interp.ExecHandlers(groupExec),
-	)
+		interp.ExecHandlers(printfExec, groupExec),
+	}, printfHandlers(file)...)
+	runner, err := interp.New(opts...)
 	if err != nil {
 		return ports.ProcessResult{}, fault.Wrap(fault.System, fmt.Errorf("start interpreter: %w", err))
 	}

@@ -1,0 +1,103 @@
+package process
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/awf-dev/awf/internal/domain/ports"
+)
+
+// TestStreamedPrintfMatchesTheBuiltin runs each printf call as scripts write it (streamed when
+// the format allows) and as `builtin printf` (the interpreter's own): the bytes and the exit
+// status must be the same.
+func TestStreamedPrintfMatchesTheBuiltin(t *testing.T) {
+	tests := []struct{ name, args string }{
+		{"one value", `'%s' "$V"`},
+		{"reused format", `'%s\n' a b c`},
+		{"more values than directives", `'x%sy%s|' 1 2 3`},
+		{"fewer values", `'<%s><%s>' only`},
+		{"no values", `'%s'`},
+		{"escapes around values", `'a\tb\\c%s\n' z`},
+		{"octal, hex and unicode escapes", `'\x41%s\101\u00e9' q`},
+		{"an escape right before a directive", `'\\%s' x`},
+		{"a backslash escaping the %", `'\%s' x`},
+		{"trailing backslash", `'%s\' x`},
+		{"percent sign", `'%s%%' x`},
+		{"other directives", `'%d:%s' 4 x`},
+		{"width", `'%5s' x`},
+		{"no directive", `'plain\n' ignored`},
+		{"leading dash", `'-%s' x`},
+		{"empty value", `'[%s]' ""`},
+		{"value with percent and backslash", `'%s' '50%\n\t'`},
+		{"value like an option", `'%s' -v`},
+	}
+	vars := map[string]string{"V": strings.Repeat("value with spaces\n", 1000)}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			streamed := runLocal(t, "printf "+tc.args, vars)
+			builtin := runLocal(t, "builtin printf "+tc.args, vars)
+			if streamed.Stdout != builtin.Stdout || streamed.ExitCode != builtin.ExitCode {
+				t.Errorf("printf %s: streamed %q (exit %d), builtin %q (exit %d)",
+					tc.args, cut(streamed.Stdout), streamed.ExitCode, cut(builtin.Stdout), builtin.ExitCode)
+			}
+		})
+	}
+}
+
+func TestStreamedPrintfKeepsAScriptsOwnPrintf(t *testing.T) {
+	got := runLocal(t, `printf() { echo "mine: $*"; }; printf '%s' x`, nil)
+	if got.Stdout != "mine: %s x\n" {
+		t.Errorf("stdout = %q, want the script's own printf function", got.Stdout)
+	}
+}
+
+func TestStreamedPrintfIntoAPipe(t *testing.T) {
+	got := runLocal(t, `printf '%s' "$V" | wc -c`, map[string]string{"V": strings.Repeat("x", 3<<20)})
+	if strings.TrimSpace(got.Stdout) != "3145728" {
+		t.Errorf("wc -c = %q, want 3145728", got.Stdout)
+	}
+}
+
+func TestStreamable(t *testing.T) {
+	for format, want := range map[string]bool{
+		"%s": true, "%s\\n": true, "a%sb%sc": true, `\\%s`: true,
+		"": false, "plain": false, "%d": false, "%%%s": false, "%5s": false, "-%s": false,
+		`\%s`: false, `%s\`: false,
+	} {
+		if got := streamable(format); got != want {
+			t.Errorf("streamable(%q) = %v, want %v", format, got, want)
+		}
+	}
+}
+
+func runLocal(t *testing.T, script string, vars map[string]string) ports.ProcessResult {
+	t.Helper()
+	res, err := NewLocal(Config{}).Run(t.Context(), ports.ProcessRequest{Script: script, Vars: vars, BaseEnv: MinimalEnv()})
+	if err != nil {
+		t.Fatalf("Run(%q): %v", script, err)
+	}
+	return res
+}
+
+func cut(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// BenchmarkPrintfLargeValue is printf '%s' of a 10 MB variable into a pipe: streamed, and
+// through the interpreter's builtin (which formats it into two more copies first).
+func BenchmarkPrintfLargeValue(b *testing.B) {
+	vars := map[string]string{"V": strings.Repeat("x", 10<<20)}
+	for _, script := range []string{`printf '%s' "$V" | wc -c`, `builtin printf '%s' "$V" | wc -c`} {
+		b.Run(strings.Fields(script)[0], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := NewLocal(Config{}).Run(b.Context(), ports.ProcessRequest{Script: script, Vars: vars, BaseEnv: MinimalEnv()}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
