@@ -10,8 +10,8 @@ FUZZTIME ?= 10s
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-build: ## build bin/awf
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awf
+build: ## build bin/awf (static: runs in any container image, starts faster)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awf
 
 test: ## run every test with the race detector (what CI runs)
 	$(GO) test -race -count=1 ./...
