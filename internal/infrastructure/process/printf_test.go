@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"mvdan.cc/sh/v3/expand"
+
 	"github.com/awf-dev/awf/internal/domain/ports"
 )
 
@@ -99,5 +101,50 @@ func BenchmarkPrintfLargeValue(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// FuzzStreamPrintfMatchesTheBuiltin: for every format streamable accepts, streamPrintf writes
+// the bytes the interpreter's printf builtin would (its loop over expand.Format, copied from
+// mvdan.cc/sh/v3/interp's builtin).
+func FuzzStreamPrintfMatchesTheBuiltin(f *testing.F) {
+	for _, s := range [][3]string{
+		{"%s", "a", "b"}, {`%s\n`, "x", ""}, {`\x41%s\101`, "%d", `\n`}, {`a\tb%sc%s`, "1", "2"},
+		{`\\%s`, "-v", "--"}, {`\u00e9%s\U0001F600`, "é", "\x00"}, {`%s\0`, "", ""}, {`\e[%sm`, "1", "0"},
+	} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, format, a, b string) {
+		if !streamable(format) {
+			return
+		}
+		for _, args := range [][]string{nil, {a}, {a, b}, {a, b, a}} {
+			var got strings.Builder
+			if err := streamPrintf(&got, format, args); err != nil {
+				t.Fatalf("streamPrintf(%q, %q): %v", format, args, err)
+			}
+			if want := builtinPrintf(t, format, args); got.String() != want {
+				t.Fatalf("printf %q %q: streamed %q, builtin %q", format, args, got.String(), want)
+			}
+		}
+	})
+}
+
+// builtinPrintf is what the interpreter's printf builtin prints.
+func builtinPrintf(t *testing.T, format string, args []string) string {
+	if args == nil {
+		args = []string{} // as the builtin has them: nil would mean "no % directives"
+	}
+	var out strings.Builder
+	for {
+		s, n, err := expand.Format(&expand.Config{}, format, args)
+		if err != nil {
+			t.Fatalf("expand.Format(%q): %v", format, err)
+		}
+		out.WriteString(s)
+		args = args[n:]
+		if n == 0 || len(args) == 0 {
+			return out.String()
+		}
 	}
 }
