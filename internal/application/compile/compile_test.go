@@ -1,8 +1,10 @@
 package compile_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,5 +70,34 @@ func TestMissingFileIsUsage(t *testing.T) {
 	_, err := compile.File(loader.New(), templater.New(), filepath.Join(t.TempDir(), "nope.yaml"))
 	if fault.KindOf(err) != fault.Usage {
 		t.Errorf("missing file: kind %v, want usage (%v)", fault.KindOf(err), err)
+	}
+}
+
+// TestImplicitInputsAndBlockPositions: inputs used but not declared become required strings,
+// reported where they are used, inside literal blocks on their own line; a lenient use
+// (inputs.x ?? default) requires nothing; a template error in a block names its line.
+func TestImplicitInputsAndBlockPositions(t *testing.T) {
+	res, err := compile.File(loader.New(), templater.New(), filepath.Join("..", "..", "..", "testdata", "load", "implicit.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range res.Workflow.Inputs {
+		if in.Implicit && in.Required {
+			got = append(got, fmt.Sprintf("%s@%d:%d", in.Name, in.Pos.Line, in.Pos.Col))
+		}
+	}
+	if want := []string{"enabled@7:11", "featur@6:40", "project_path@11:14"}; !slices.Equal(got, want) {
+		t.Errorf("implicit inputs = %v, want %v", got, want)
+	}
+
+	res, err = compile.File(loader.New(), templater.New(), write(t, "name: l\nsteps:\n  - {name: a, type: shell, command: 'echo {{ inputs.x ?? \"d\" }}'}\n"))
+	if err != nil || len(res.Workflow.Inputs) != 0 || len(res.Warnings) != 0 {
+		t.Errorf("lenient use: inputs %v, warnings %v, %v; want none", res.Workflow.Inputs, res.Warnings, err)
+	}
+
+	_, err = compile.File(loader.New(), templater.New(), write(t, "name: b\nsteps:\n  - name: a\n    type: shell\n    command: |\n      echo one\n        echo \"{{ states.nope.output }}\"\n"))
+	if err == nil || !strings.Contains(err.Error(), `wf.yaml:7:18: step "nope" is not earlier`) {
+		t.Errorf("error in a block = %v, want it at 7:18", err)
 	}
 }

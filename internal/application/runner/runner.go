@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -147,11 +148,24 @@ func (r *Runner) Resume(ctx context.Context, runID string) (*state.RunState, err
 	if st.Status == state.Completed {
 		return st, fault.New(fault.Usage, "run %s already completed", runID)
 	}
-	wf, err := r.d.Loader.Load(st.WorkflowFile)
+	wf, err := r.load(st.WorkflowFile)
 	if err != nil {
 		return st, fmt.Errorf("resume %s: %w", runID, err)
 	}
 	return r.resume(ctx, st, wf, nil)
+}
+
+// load loads and compiles a workflow file: its templates checked and the inputs they use
+// without declaring them made implicit inputs, as `awf validate` does (compile.Workflow).
+func (r *Runner) load(path string) (*workflow.Workflow, error) {
+	wf, err := r.d.Loader.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := compile.Workflow(r.d.Templater, wf); err != nil {
+		return nil, err
+	}
+	return wf, nil
 }
 
 func (r *Runner) run(ctx context.Context, req Request, id string, lineage []string) (*state.RunState, error) {

@@ -26,7 +26,7 @@ func (e *execution) subWorkflow(ctx context.Context, sr *stepRun, attempt int) (
 		base = e.st.WorkDir
 	}
 	file := resolvePath(base, ws.Path)
-	child, err := e.r.d.Loader.Load(file)
+	child, err := e.r.load(file)
 	if err != nil {
 		return StepOutcome{}, fmt.Errorf("workflow %s: %w", ws.Path, err)
 	}

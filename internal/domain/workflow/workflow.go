@@ -49,6 +49,11 @@ type Workflow struct {
 	// Warnings are problems that do not stop the workflow from loading, such as inputs
 	// referenced but not declared.
 	Warnings []Problem
+	// Blocks gives, for each field whose value is a literal block scalar (key: |), the
+	// position of the block's first character, by field path ("steps[2].command"): line n of
+	// the value is line Line+n of the file at column Col, so that a problem inside a
+	// multi-line script or prompt can name its own line.
+	Blocks map[string]Pos
 }
 
 // InputType is the declared type of an input.

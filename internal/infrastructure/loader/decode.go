@@ -29,6 +29,7 @@ type decoder struct {
 	// paths maps a field path ("steps[2].command") to the position of its value, so that
 	// problems found later by Validate can point at the exact place.
 	paths   map[string]workflow.Pos
+	blocks  map[string]workflow.Pos // literal block scalars' first characters, by path
 	anchors map[string][]anchorDef
 	// suppress lists field paths Validate should not report: the keys suggested for
 	// misspelt ones, whose absence is a consequence of the misspelling.
@@ -50,6 +51,7 @@ func newDecoder(file string, data []byte) *decoder {
 		lines:   strings.Count(string(data), "\n") + 1,
 		src:     strings.Split(string(data), "\n"),
 		paths:   map[string]workflow.Pos{},
+		blocks:  map[string]workflow.Pos{},
 		anchors: map[string][]anchorDef{},
 	}
 }
@@ -74,6 +76,25 @@ func (d *decoder) record(path string, pos workflow.Pos) {
 	if _, ok := d.paths[path]; !ok {
 		d.paths[path] = pos
 	}
+}
+
+// block records where the text of the literal block scalar whose indicator is at at begins:
+// the next line, at its indentation.
+func (d *decoder) block(path string, at workflow.Pos) {
+	line := at.Line + 1
+	if line > len(d.src) {
+		return
+	}
+	text := d.src[line-1]
+	d.blocks[path] = workflow.Pos{File: d.file, Line: line, Col: len(text) - len(strings.TrimLeft(text, " \t")) + 1}
+}
+
+// blockPositions returns the recorded blocks, nil when there are none.
+func (d *decoder) blockPositions() map[string]workflow.Pos {
+	if len(d.blocks) == 0 {
+		return nil
+	}
+	return d.blocks
 }
 
 // spend counts one node of work; past the budget it reports once and returns false.

@@ -22,8 +22,9 @@
 // form a spec that is not a mapping is the default (count: 3), and an empty one (feature:)
 // declares the input with nothing else. type is string (the default), integer, number, boolean,
 // array or object; when type is missing and the default is not a string, the type is the
-// default's (3 -> integer). An input used in a template ({{inputs.x}}, {{.inputs.x}},
-// inputs["x"]) or condition but not declared becomes a required string input, with a warning.
+// default's (3 -> integer). An input used in a template or condition but not declared is
+// declared by the template check (templater.Check), not here: it knows that inputs.x ?? "d"
+// does not require x.
 //
 // providers: name -> {type, base_url, model, api_key_env, command, args, options}.
 // mcp_servers: name -> {command, args, env, url}.

@@ -48,7 +48,6 @@ func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error)
 		d.collectAnchors(root, 0)
 		wf = d.decodeWorkflow(root)
 		if wf != nil && !d.aborted {
-			d.implicitInputs(wf, root)
 			d.merge(wf.Validate(), wf.Pos)
 		}
 	}
@@ -70,11 +69,11 @@ func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error)
 			return nil, errs
 		}
 		// The partial workflow lets compile report template problems in the same pass.
-		wf.Path, wf.Dir = abs, filepath.Dir(abs)
+		wf.Path, wf.Dir, wf.Blocks = abs, filepath.Dir(abs), d.blockPositions()
 		return wf, errs
 	}
 	warnings.Sort()
-	wf.Warnings = warnings
+	wf.Warnings, wf.Blocks = warnings, d.blockPositions()
 	wf.Path, wf.Dir = abs, filepath.Dir(abs)
 	return wf, nil
 }

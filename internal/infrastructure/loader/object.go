@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
@@ -101,6 +102,9 @@ func (o *object) add(mv *ast.MappingValueNode, merged bool) {
 	o.index[key] = len(o.entries)
 	o.entries = append(o.entries, e)
 	d.record(o.child(key), e.valPos)
+	if lit, ok := mv.Value.(*ast.LiteralNode); ok && lit.Start != nil && lit.Start.Type == token.LiteralType {
+		d.block(o.child(key), e.valPos)
+	}
 }
 
 // merge adds the keys of a merged mapping (<<: *base or a list of them) not given explicitly.

@@ -158,8 +158,10 @@ func (c *refChecker) state(r workflow.TemplateRef, segs []string, off int) {
 // stepHint explains why a step's state cannot be read here.
 func (c *refChecker) stepHint(r workflow.TemplateRef, name string) string {
 	switch {
-	case r.Step == nil:
+	case r.Step == nil && r.Field != "output":
 		return "tools, sandbox and approval rules run within any step and cannot read step states"
+	case r.Step == nil:
+		return workflow.DidYouMean(name, r.Visible)
 	case r.Step.Name == name || r.Step.OutputVar == name:
 		return "a step cannot read its own state"
 	case slices.Contains(c.steps, name):
@@ -201,10 +203,25 @@ func (c *refChecker) warn(r workflow.TemplateRef, off int, hint, format string, 
 // position of the value is kept, since where their text starts depends on the YAML style.
 func (c *refChecker) pos(r workflow.TemplateRef, off int) workflow.Pos {
 	p := r.Pos
-	if p.Col > 0 && !strings.Contains(r.Text, "\n") && off > 0 && off <= len(r.Text) {
-		p.Col += utf8.RuneCountInString(r.Text[:off])
+	if off <= 0 || off > len(r.Text) {
+		return p
 	}
-	return p
+	before := r.Text[:off]
+	if !strings.Contains(r.Text, "\n") {
+		if p.Col > 0 {
+			p.Col += utf8.RuneCountInString(before)
+		}
+		return p
+	}
+	// A multi-line value: exact inside a literal block (key: |), whose lines are the file's.
+	b, ok := c.wf.Blocks[r.Field]
+	if !ok {
+		return p
+	}
+	nl := strings.LastIndexByte(before, '\n')
+	b.Line += strings.Count(before, "\n")
+	b.Col += utf8.RuneCountInString(before[nl+1:])
+	return b
 }
 
 // staticPath returns the longest constant path of a chain from its root: ["states", "b",
