@@ -4,12 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/internal/tooltest"
 )
 
 // cmpSorted compares string slices as sets.
@@ -90,33 +90,12 @@ func toolset(t testing.TB, p Policy) map[string]tool.Tool {
 	return m
 }
 
-// call runs a tool with arguments.
-func call(t testing.TB, tl tool.Tool, a map[string]any) tool.Result {
-	t.Helper()
-	return tl.Execute(t.Context(), tool.Invocation{ID: "call_1", Args: a})
-}
-
-// wantOK fails unless the result succeeded, and returns its output.
-func wantOK(t *testing.T, r tool.Result, what string) string {
-	t.Helper()
-	if !r.Succeeded() {
-		t.Fatalf("%s: error result %q, want success", what, r.Error)
-	}
-	return r.Output
-}
-
-// wantError fails unless the result is an error containing every fragment.
-func wantError(t *testing.T, r tool.Result, what string, fragments ...string) {
-	t.Helper()
-	if r.Succeeded() {
-		t.Fatalf("%s: succeeded with output %q, want an error", what, r.Output)
-	}
-	for _, f := range fragments {
-		if !strings.Contains(r.Error, f) {
-			t.Errorf("%s: error %q does not contain %q", what, r.Error, f)
-		}
-	}
-}
+// call, wantOK and wantError are the shared tool assertions (tooltest).
+var (
+	call      = tooltest.Call
+	wantOK    = tooltest.WantOK
+	wantError = tooltest.WantError
+)
 
 func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithCancel(t.Context())

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/internal/tooltest"
 )
 
 // fakeResolver answers from a table; a name with several answers gives them in turn (the last
@@ -118,30 +119,12 @@ func treatAsPublic(tl *Tool, public string) {
 	}
 }
 
-func do(t *testing.T, tl *Tool, a map[string]any) tool.Result {
-	t.Helper()
-	return tl.Execute(t.Context(), tool.Invocation{ID: "call_1", Args: a})
-}
-
-func wantOK(t *testing.T, r tool.Result, what string) string {
-	t.Helper()
-	if !r.Succeeded() {
-		t.Fatalf("%s: error result %q, want success", what, r.Error)
-	}
-	return r.Output
-}
-
-func wantError(t *testing.T, r tool.Result, what string, fragments ...string) {
-	t.Helper()
-	if r.Succeeded() {
-		t.Fatalf("%s: succeeded with output %q, want an error", what, r.Output)
-	}
-	for _, f := range fragments {
-		if !strings.Contains(r.Error, f) {
-			t.Errorf("%s: error %q does not contain %q", what, r.Error, f)
-		}
-	}
-}
+// do, wantOK and wantError are the shared tool assertions (tooltest).
+var (
+	do        = tooltest.Call
+	wantOK    = tooltest.WantOK
+	wantError = tooltest.WantError
+)
 
 func TestLoopbackRefusedUnlessAllowed(t *testing.T) {
 	srv := newServer(t, hello)
