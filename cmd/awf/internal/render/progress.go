@@ -90,7 +90,8 @@ func (p *Progress) finished(e ports.Event) {
 	default:
 		msg := e.Status
 		if e.Message != "" {
-			msg += ": " + firstLine(e.Message, 200)
+			// "interrupted: interrupted: ..." says it twice.
+			msg += ": " + strings.TrimPrefix(firstLine(e.Message, 200), e.Status+": ")
 		}
 		p.always("%s %s %s (%s)", p.mark("✗", "31"), e.Step, msg, d)
 	}

@@ -91,3 +91,15 @@ func TestToolLinesNameTheToolOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestFailedStepLineSaysTheStatusOnce(t *testing.T) {
+	ios, _, _, errOut := iostreams.Test()
+	p := New(ios, time.Now)
+	p.Emit(ports.Event{Kind: ports.StepFinished, Step: "work", Status: "interrupted", Message: "interrupted: interrupt signal received", Duration: time.Second})
+	p.Emit(ports.Event{Kind: ports.StepFinished, Step: "b", Status: "failed", Message: "exit status 1", Duration: time.Second})
+	p.Close()
+	want := "✗ work interrupted: interrupt signal received (1s)\n✗ b failed: exit status 1 (1s)\n"
+	if got := errOut.String(); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
