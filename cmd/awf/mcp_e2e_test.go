@@ -18,6 +18,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/awf-dev/awf/internal/domain/state"
 )
 
 // mcpBins are the programs these tests build once, beside the awf binary: the fake agent
@@ -130,19 +132,20 @@ func TestMCPHandoffToAgentCLIs(t *testing.T) {
 			if !strings.HasPrefix(res.Output, wantOut) || !strings.Contains(res.Output, "denied") {
 				t.Errorf("output = %q, want the agent's final text %q... with the denial", res.Output, wantOut)
 			}
-			if st := agentStep(t, e.state(res.RunID), "ask"); st.Output != res.Output {
+			st := agentStep(t, e.state(res.RunID), "ask")
+			if st.Output != res.Output {
 				t.Errorf("the step's output = %q, want the agent's final text", st.Output)
 			}
 
 			var got []string
-			for _, l := range agentAudit(e, res.RunID) {
-				if l.Outcome != "started" { // the record written before a call runs
-					got = append(got, fmt.Sprintf("%s %s %s %s", l.Step, l.Tool, l.Approval.Decision, l.Outcome))
-				}
+			audit := agentAudit(e, res.RunID)
+			for _, l := range audit {
+				got = append(got, fmt.Sprintf("%s %s %s %s", l.Step, l.Tool, l.Approval.Decision, l.Outcome))
 			}
 			if diff := cmp.Diff([]string{"ask greet allow ok", "ask forbidden deny denied"}, got); diff != "" {
 				t.Errorf("audit records of run %s (-want +got):\n%s", res.RunID, diff)
 			}
+			checkHandledCalls(t, st, audit)
 
 			var saw agentSaw
 			if err := json.Unmarshal([]byte(e.read("agent-saw.json")), &saw); err != nil {
@@ -167,6 +170,48 @@ func TestMCPHandoffToAgentCLIs(t *testing.T) {
 	}
 }
 
+// checkHandledCalls checks that the step's state holds the calls the agent made through awf
+// mcp serve, as the audit log does (same call ids), and counts them as the loop would.
+func checkHandledCalls(t *testing.T, st *state.StepState, audit []agentAuditLine) {
+	t.Helper()
+	type row struct {
+		Tool, Approval, Output string
+		Args                   map[string]any
+		Success, Denied        bool
+	}
+	var got []row
+	for _, c := range st.ToolCalls {
+		if c.Result == nil || c.InFlight {
+			t.Errorf("call %s (%s) has no result or is in flight: %+v", c.ID, c.Tool, c)
+			continue
+		}
+		got = append(got, row{c.Tool, c.Result.Approval, strings.TrimSpace(c.Result.Output), c.Arguments, c.Result.Success, c.Result.Denied})
+	}
+	want := []row{
+		{Tool: "greet", Approval: "auto", Output: "hi world", Args: map[string]any{"name": "world"}, Success: true},
+		{Tool: "forbidden", Approval: "policy", Args: map[string]any{}, Denied: true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the step's tool_calls (-want +got):\n%s", diff)
+	}
+	if len(st.ToolCalls) == len(audit) {
+		for i, c := range st.ToolCalls {
+			if c.ID != audit[i].CallID {
+				t.Errorf("tool_calls[%d].id = %q, want the audit record's call id %q", i, c.ID, audit[i].CallID)
+			}
+		}
+	}
+	wantStats := state.ToolStats{TotalCalls: 2, Successful: 1, Denied: 1}
+	if st.ToolStats == nil {
+		t.Fatalf("the step has no tool_stats")
+	}
+	gotStats := *st.ToolStats
+	gotStats.TotalDurationMs = 0
+	if diff := cmp.Diff(wantStats, gotStats); diff != "" {
+		t.Errorf("the step's tool_stats (-want +got):\n%s", diff)
+	}
+}
+
 // checkServeCommand checks the server the agent started: this awf, serving the step's tools
 // of this workflow, recording under the run and step, in the run's audit log.
 func checkServeCommand(t *testing.T, e *env, runID string, saw agentSaw) {
@@ -188,6 +233,12 @@ func checkServeCommand(t *testing.T, e *env, runID string, saw agentSaw) {
 		"--run-id":    runID,
 		"--step":      "ask",
 		"--tools":     "greet,forbidden",
+	}
+	// The turn's private directory: beside the agent's configuration file, where there is one.
+	calls := after("--calls-file")
+	inTurnDir := saw.ConfigFile == "" || filepath.Dir(calls) == filepath.Dir(saw.ConfigFile)
+	if filepath.Base(calls) != "calls.jsonl" || !inTurnDir {
+		t.Errorf("awf mcp serve --calls-file = %q, want calls.jsonl beside the agent's configuration %q", calls, saw.ConfigFile)
 	}
 	for flag, v := range want {
 		if got := after(flag); got != v {

@@ -12,7 +12,6 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
-	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
@@ -272,7 +271,7 @@ func (l *loop) invoke(ctx context.Context, p *pendingCall) {
 	if took <= 0 {
 		took = l.x.d.Clock.Now().Sub(start)
 	}
-	p.res = toRecord(res, err, took)
+	p.res = res.Record(err, took)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		p.abort = context.Cause(ctx)
@@ -282,29 +281,6 @@ func (l *loop) invoke(ctx context.Context, p *pendingCall) {
 	p.msg = resultText(p.res)
 }
 
-// toRecord turns what the invoker returned into the call's recorded result. An error is an
-// error result; fault.Denied errors and denied results are recorded as denials.
-func toRecord(res tool.Result, err error, took time.Duration) state.ToolCallResult {
-	r := state.ToolCallResult{
-		Success:    err == nil && res.Succeeded() && !res.Denied,
-		Output:     res.Output,
-		Error:      res.Error,
-		DurationMs: took.Milliseconds(),
-		Approval:   res.Approval,
-		Denied:     res.Denied,
-		Truncated:  res.Truncated,
-		Cached:     res.Cached,
-	}
-	if err != nil {
-		r.Error = err.Error()
-		r.Denied = r.Denied || fault.KindOf(err) == fault.Denied
-	}
-	if !r.Success && r.Error == "" {
-		r.Error = "the tool failed without saying why"
-	}
-	return r
-}
-
 // end records a call's result and reports it; an error means the state could not be saved.
 // A call cut short by the end of ctx is left in flight in the state, which is the truth:
 // nobody knows what it did.
@@ -312,17 +288,22 @@ func (l *loop) end(ctx context.Context, p *pendingCall) error {
 	if p.abort != nil && ctx.Err() != nil {
 		return nil
 	}
-	status := "ok"
-	switch {
-	case p.res.Denied:
-		status = "denied"
-	case !p.res.Success:
-		status = "error"
-	}
-	l.emit(ports.Event{Kind: ports.ToolFinished, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p),
-		Status: status, Duration: time.Duration(p.res.DurationMs) * time.Millisecond, Message: p.res.Error})
+	l.emit(finished(p.ref.ID, p.ref.Name, l.meta(p), p.res))
 	idx, res := p.idx, p.res
 	return l.save(ctx, func(s *state.StepState) { finishRecord(s, idx, res) })
+}
+
+// finished is the event of a call that has its result.
+func finished(id, name, meta string, res state.ToolCallResult) ports.Event {
+	status := "ok"
+	switch {
+	case res.Denied:
+		status = "denied"
+	case !res.Success:
+		status = "error"
+	}
+	return ports.Event{Kind: ports.ToolFinished, Tool: name, CallID: id, Meta: meta,
+		Status: status, Duration: time.Duration(res.DurationMs) * time.Millisecond, Message: res.Error}
 }
 
 // finishRecord sets the result of the call recorded at idx and counts it.
@@ -342,11 +323,14 @@ func addStats(s *state.StepState, res state.ToolCallResult) {
 	s.ToolStats.Add(res)
 }
 
-func (l *loop) meta(p *pendingCall) string {
-	if p.info.Meta == nil {
+func (l *loop) meta(p *pendingCall) string { return summary(p.info, p.args) }
+
+// summary is a call's one-line summary for people, "" when its tool has none.
+func summary(info ports.ToolInfo, args map[string]any) string {
+	if info.Meta == nil {
 		return ""
 	}
-	return p.info.Meta(p.args)
+	return info.Meta(args)
 }
 
 // resultText is what the model reads back: the output, or the error with whatever output the

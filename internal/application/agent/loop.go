@@ -183,6 +183,12 @@ func (l *loop) chat(ctx context.Context) (ports.ChatResponse, error) {
 		req.Tools = l.tools
 	}
 	resp, err := l.prov.Chat(ctx, req)
+	if herr := l.recordHandled(ctx, resp.HandledCalls); herr != nil {
+		if err == nil {
+			return ports.ChatResponse{}, herr
+		}
+		l.warn(herr.Error())
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ports.ChatResponse{}, context.Cause(ctx)

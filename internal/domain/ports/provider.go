@@ -39,4 +39,9 @@ type ChatResponse struct {
 	Usage        state.Tokens
 	FinishReason string
 	Model        string
+	// HandledCalls are calls the provider's agent already made through awf's governed path
+	// (an agent CLI handed the step's tools through `awf mcp serve`): validated, approved,
+	// run and audited there. The loop records them in the step's tool_calls and tool_stats
+	// and does not run them; they are not part of the conversation.
+	HandledCalls []state.ToolCallRecord
 }

@@ -42,6 +42,9 @@ type ServeCommand struct {
 	// RunID and Step make the server record its calls under the run and step that started
 	// the agent (--run-id, --step).
 	RunID, Step string
+	// CallsFile, when set, is where the server appends a record of each call
+	// (--calls-file), which the run reads back into the step's state; made absolute.
+	CallsFile string
 	// Flags are global flags passed on: --audit-log FILE, --non-interactive, --approve MODE,
 	// --yes, --state-dir DIR.
 	Flags []string
@@ -84,6 +87,13 @@ func (c ServeCommand) Args() ([]string, error) {
 		if c.Step != "" {
 			args = append(args, "--step", c.Step)
 		}
+	}
+	if c.CallsFile != "" {
+		calls, err := filepath.Abs(c.CallsFile)
+		if err != nil {
+			return nil, fmt.Errorf("mcp serve command: %w", err)
+		}
+		args = append(args, "--calls-file", calls)
 	}
 	return append(args, "--tools", strings.Join(c.Tools, ",")), nil
 }

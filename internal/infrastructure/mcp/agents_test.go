@@ -16,12 +16,13 @@ func testServeCommand() ServeCommand {
 		Workflow:   "/work/wf.yaml",
 		Tools:      []string{"read_file", "fs.*"},
 		InputFile:  "/tmp/run/inputs.json",
+		CallsFile:  "/tmp/run/calls.jsonl",
 		Flags:      []string{"--audit-log", "/work/.awf/audit.jsonl"},
 	}
 }
 
 var wantServeArgs = []string{"--audit-log", "/work/.awf/audit.jsonl", "mcp", "serve", "--workflow", "/work/wf.yaml",
-	"--input-file", "/tmp/run/inputs.json", "--tools", "read_file,fs.*"}
+	"--input-file", "/tmp/run/inputs.json", "--calls-file", "/tmp/run/calls.jsonl", "--tools", "read_file,fs.*"}
 
 func TestServeCommandArgs(t *testing.T) {
 	got, err := testServeCommand().Args()
@@ -111,7 +112,7 @@ func TestSetupCodex(t *testing.T) {
 	}
 	want := AgentSetup{Args: []string{
 		"-c", `mcp_servers.awf.command="C:\\awf \"quoted\"\\awf.exe"`,
-		"-c", `mcp_servers.awf.args=["--audit-log","/work/.awf/audit.jsonl","mcp","serve","--workflow","/work/wf.yaml","--input-file","/tmp/run/inputs.json","--tools","read_file,fs.*"]`,
+		"-c", `mcp_servers.awf.args=["--audit-log","/work/.awf/audit.jsonl","mcp","serve","--workflow","/work/wf.yaml","--input-file","/tmp/run/inputs.json","--calls-file","/tmp/run/calls.jsonl","--tools","read_file,fs.*"]`,
 		"-c", "mcp_servers.awf.tool_timeout_sec=600",
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {

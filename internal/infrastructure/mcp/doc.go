@@ -3,6 +3,7 @@
 // Serving: Server exposes tools to MCP clients (stdio or streamable HTTP) and runs every call
 // through a ports.ToolInvoker, which in awf is the governed path (validation, policy,
 // approval, audit); a call that fails or panics is an error result and the server goes on.
+// A CallLog (ServerConfig.Calls) gets each call's record as the state keeps it.
 //
 // Using: Source is a workflow's mcp_servers as a ports.ToolSource. Load starts the servers a
 // run needs (stdio commands or streamable HTTP URLs), once, and lists their tools, registered

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -37,6 +39,8 @@ type ServerConfig struct {
 	// Scope is the template scope calls carry (inputs, env, workflow, run), which custom
 	// command tools bind {{inputs.x}} from; nil when there is none.
 	Scope ports.Scope
+	// Calls, when set, receives the record of every call (`awf mcp serve --calls-file`).
+	Calls CallSink
 	Log   *slog.Logger
 }
 
@@ -115,34 +119,64 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// handler runs one call of the named tool through the invoker.
+// handler runs one call of the named tool through the invoker and records it in the
+// ServerConfig.Calls sink.
 func (s *Server) handler(name string) sdk.ToolHandler {
-	return func(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		callID := s.cfg.NewID()
-		defer func() {
-			if p := recover(); p != nil {
-				s.cfg.Log.Error("tool call panicked", "tool", name, "call_id", callID, "panic", p, "stack", string(debug.Stack()))
-				res, err = toResult(tool.Errorf(fmt.Sprintf("tool %q crashed: %v", name, p))), nil
-			}
-		}()
-		var raw json.RawMessage
-		if req != nil && req.Params != nil {
-			raw = req.Params.Arguments
+		start := time.Now()
+		args, r, err := s.call(ctx, name, callID, req)
+		took := r.Duration
+		if took <= 0 {
+			took = time.Since(start)
 		}
-		args, derr := tool.DecodeArgs(raw)
-		if derr != nil {
-			return toResult(tool.Errorf(fmt.Sprintf("tool %q: %v", name, derr))), nil
-		}
-		r, ierr := s.cfg.Invoker.Invoke(ctx, ports.ToolRequest{
-			RunID: s.cfg.RunID, Step: s.step(req), CallID: callID, Name: name, Args: args, Scope: s.cfg.Scope,
-		})
-		if ierr != nil {
-			s.cfg.Log.Warn("tool call failed", "tool", name, "call_id", callID, "error", ierr)
+		res := r.Record(err, took)
+		s.record(state.ToolCallRecord{ID: callID, Tool: name, Arguments: args, Result: &res})
+		if err != nil {
+			s.cfg.Log.Warn("tool call failed", "tool", name, "call_id", callID, "error", err)
 			if r.Succeeded() || r.Error == "" {
-				r = tool.Errorf(ierr.Error())
+				r = tool.Errorf(err.Error())
 			}
 		}
 		return toResult(r), nil
+	}
+}
+
+// call decodes a call's arguments and runs it through the invoker. Arguments that are not a
+// JSON object are an error result, recorded under rawArgsKey; a panic is an error result too.
+func (s *Server) call(ctx context.Context, name, callID string, req *sdk.CallToolRequest) (args map[string]any, r tool.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.cfg.Log.Error("tool call panicked", "tool", name, "call_id", callID, "panic", p, "stack", string(debug.Stack()))
+			r, err = tool.Errorf(fmt.Sprintf("tool %q crashed: %v", name, p)), nil
+		}
+	}()
+	var raw json.RawMessage
+	if req != nil && req.Params != nil {
+		raw = req.Params.Arguments
+	}
+	args, derr := tool.DecodeArgs(raw)
+	if derr != nil {
+		return map[string]any{rawArgsKey: string(raw)}, tool.Errorf(fmt.Sprintf("tool %q: %v", name, derr)), nil
+	}
+	r, err = s.cfg.Invoker.Invoke(ctx, ports.ToolRequest{
+		RunID: s.cfg.RunID, Step: s.step(req), CallID: callID, Name: name, Args: args, Scope: s.cfg.Scope,
+	})
+	return args, r, err
+}
+
+// rawArgsKey holds, in a call's recorded arguments, the text of arguments that were not a
+// JSON object (the agent loop records such calls the same way).
+const rawArgsKey = "_raw"
+
+// record gives a call's record to the sink; a record that cannot be written is logged; the
+// call has happened and its audit record holds it.
+func (s *Server) record(rec state.ToolCallRecord) {
+	if s.cfg.Calls == nil {
+		return
+	}
+	if err := s.cfg.Calls.Append(rec); err != nil {
+		s.cfg.Log.Warn("the call could not be recorded in the calls file", "tool", rec.Tool, "call_id", rec.ID, "error", err)
 	}
 }
 

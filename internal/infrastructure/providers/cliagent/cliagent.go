@@ -3,15 +3,19 @@
 // because such commands keep no history awf can reach. The tools and the form in which to call
 // them are described in the prompt, and the calls are read out of the command's text with
 // pkg/toolparse. An agent CLI can instead be handed the step's tools through MCP (Handoff):
-// it then calls them itself, and its final text is the reply. It implements ports.Provider.
+// it then calls them itself, its final text is the reply, and the calls its server recorded
+// are the reply's HandledCalls. It implements ports.Provider.
 package cliagent
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,10 +86,24 @@ type Handoff struct {
 	// Server is the MCP server's name in the agent's configuration; the prompt names it.
 	Server string
 	// Setup prepares one run of the command: it writes the agent's MCP configuration into
-	// dir (private to the run, removed when it ends) and returns the arguments to add at the
-	// end of the command's and the variables ("K=V") to add to its environment.
-	Setup func(dir string) (args, env []string, err error)
+	// turn.Dir and makes the server record the agent's calls in turn.CallsFile, and returns
+	// the arguments to add at the end of the command's and the variables ("K=V") to add to
+	// its environment.
+	Setup func(turn HandoffTurn) (args, env []string, err error)
 }
+
+// HandoffTurn is where one hand-off run keeps its files.
+type HandoffTurn struct {
+	// Dir is private to the run and removed when it ends.
+	Dir string
+	// CallsFile, in Dir, is where the MCP server appends a record of each call the agent
+	// makes (JSON Lines of state.ToolCallRecord: `awf mcp serve --calls-file`). The client
+	// reads it when the agent exits and returns the records as the reply's HandledCalls.
+	CallsFile string
+}
+
+// CallsFileName is the name of HandoffTurn.CallsFile in the run's directory.
+const CallsFileName = "calls.jsonl"
 
 // Client runs one command per turn. It is safe for concurrent use.
 type Client struct {
@@ -201,7 +219,9 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRes
 
 // chatHandoff runs the agent once with its MCP configuration, written into a private
 // directory that is removed when the run ends. The agent calls the tools itself; its
-// standard output is the reply, without calls. A configuration that cannot be written is a
+// standard output is the reply, without calls, and the calls its server recorded are the
+// reply's HandledCalls, returned with the error too when the agent fails after making some.
+// A configuration that cannot be written, or a calls file that cannot be read, is a
 // fault.System error.
 func (c *Client) chatHandoff(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
 	dir, err := os.MkdirTemp("", "awf-"+c.handoff.Server+"-")
@@ -209,19 +229,78 @@ func (c *Client) chatHandoff(ctx context.Context, req ports.ChatRequest) (ports.
 		return ports.ChatResponse{}, fault.Wrap(fault.System, fmt.Errorf("%s: MCP configuration: %w", c.name, err))
 	}
 	defer os.RemoveAll(dir)
-	args, env, err := c.handoff.Setup(dir)
+	turn := HandoffTurn{Dir: dir, CallsFile: filepath.Join(dir, CallsFileName)}
+	args, env, err := c.handoff.Setup(turn)
 	if err != nil {
 		return ports.ChatResponse{}, fault.Wrap(fault.System, fmt.Errorf("%s: MCP configuration: %w", c.name, err))
 	}
 	out, err := c.run(ctx, buildHandoffPrompt(req, c.handoff.Server), args, env)
-	if err != nil {
-		return ports.ChatResponse{}, err
+	calls, readErr := readCalls(turn.CallsFile)
+	if readErr != nil && err == nil { // when the agent failed too, its error says more
+		err = fault.Wrap(fault.System, fmt.Errorf("%s: the agent's tool calls: %w", c.name, readErr))
 	}
-	resp := ports.ChatResponse{Content: strings.TrimSpace(out), FinishReason: "stop", Model: req.Model}
+	if err != nil {
+		return ports.ChatResponse{HandledCalls: calls}, err
+	}
+	resp := ports.ChatResponse{Content: strings.TrimSpace(out), FinishReason: "stop", Model: req.Model, HandledCalls: calls}
 	if req.OnDelta != nil && resp.Content != "" {
 		req.OnDelta(resp.Content)
 	}
 	return resp, nil
+}
+
+// readCalls reads the records `awf mcp serve --calls-file` appended to path, numbers kept
+// exact (json.Number). No file means no calls: the agent never started the server. A last
+// line without its newline was cut short (the server was killed while writing) and is left
+// out unless it holds a whole record; any other line that is not a call record is an error,
+// returned with the records before it.
+func readCalls(path string) ([]state.ToolCallRecord, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	var calls []state.ToolCallRecord
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return calls, fmt.Errorf("read %s: %w", path, err)
+		}
+		torn := err != nil
+		if len(bytes.TrimSpace(line)) > 0 {
+			rec, perr := parseCall(line)
+			switch {
+			case perr == nil:
+				calls = append(calls, rec)
+			case !torn:
+				return calls, fmt.Errorf("%s:%d: %w", path, n, perr)
+			}
+		}
+		if torn {
+			return calls, nil
+		}
+	}
+}
+
+// parseCall decodes one line of a calls file.
+func parseCall(line []byte) (state.ToolCallRecord, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var rec state.ToolCallRecord
+	if err := dec.Decode(&rec); err != nil {
+		return rec, fmt.Errorf("not a call record: %w", err)
+	}
+	if dec.More() {
+		return rec, errors.New("not a call record: more than one JSON value")
+	}
+	if rec.ID == "" || rec.Tool == "" || rec.Result == nil {
+		return rec, errors.New("not a call record: no id, tool or result")
+	}
+	return rec, nil
 }
 
 // response builds the reply, numbering calls after those already in the conversation so that

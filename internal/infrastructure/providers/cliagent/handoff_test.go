@@ -1,7 +1,9 @@
 package cliagent_test
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,15 +18,19 @@ import (
 )
 
 // handoffSetup writes a configuration file into the run's directory, as mcp.SetupAgent does,
-// and remembers the directory.
-func handoffSetup(dirs *[]string) func(string) ([]string, []string, error) {
-	return func(dir string) ([]string, []string, error) {
-		*dirs = append(*dirs, dir)
-		file := filepath.Join(dir, "awf-mcp.json")
+// tells the agent where its server records calls (AGENT_CALLS), and remembers the turns.
+func handoffSetup(dirs *[]string) func(cliagent.HandoffTurn) ([]string, []string, error) {
+	return func(turn cliagent.HandoffTurn) ([]string, []string, error) {
+		*dirs = append(*dirs, turn.Dir)
+		if turn.CallsFile != filepath.Join(turn.Dir, cliagent.CallsFileName) {
+			return nil, nil, fmt.Errorf("calls file %q is not %s in the turn's directory", turn.CallsFile, cliagent.CallsFileName)
+		}
+		file := filepath.Join(turn.Dir, "awf-mcp.json")
 		if err := os.WriteFile(file, []byte(`{"mcpServers":{"awf":{}}}`), 0o600); err != nil {
 			return nil, nil, err
 		}
-		return []string{"--mcp-config", file, "--allowedTools", "mcp__awf"}, []string{"AGENT_CONFIG=" + file}, nil
+		return []string{"--mcp-config", file, "--allowedTools", "mcp__awf"},
+			[]string{"AGENT_CONFIG=" + file, "AGENT_CALLS=" + turn.CallsFile}, nil
 	}
 }
 
@@ -108,7 +114,7 @@ func TestHandoffTurnWithoutTools(t *testing.T) {
 
 func TestHandoffSetupFails(t *testing.T) {
 	c := newClient(t, cliagent.Config{Command: "sh testdata/fail.sh"}).WithHandoff(cliagent.Handoff{Server: "awf",
-		Setup: func(string) ([]string, []string, error) { return nil, nil, errors.New("disk full") }})
+		Setup: func(cliagent.HandoffTurn) ([]string, []string, error) { return nil, nil, errors.New("disk full") }})
 	_, err := c.Chat(t.Context(), firstTurn())
 	if fault.KindOf(err) != fault.System || err == nil || !strings.Contains(err.Error(), "MCP configuration: disk full") {
 		t.Errorf("err = %v (kind %v), want a system error about the configuration", err, fault.KindOf(err))
@@ -142,4 +148,68 @@ func read(t *testing.T, dir, name string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// Lines of a calls file as `awf mcp serve --calls-file` writes them.
+const (
+	greetCall  = `{"id":"c1","tool":"read_file","arguments":{"path":"greet.go","limit":20},"result":{"success":true,"output":"package sample","duration_ms":3,"approval":"auto"}}`
+	deniedCall = `{"id":"c2","tool":"write_file","arguments":{"path":"x"},"result":{"success":false,"error":"denied: approval required","duration_ms":0,"approval":"non_interactive","denied":true}}`
+)
+
+var (
+	greetRecord = state.ToolCallRecord{ID: "c1", Tool: "read_file",
+		Arguments: map[string]any{"path": "greet.go", "limit": json.Number("20")},
+		Result:    &state.ToolCallResult{Success: true, Output: "package sample", DurationMs: 3, Approval: "auto"}}
+	deniedRecord = state.ToolCallRecord{ID: "c2", Tool: "write_file", Arguments: map[string]any{"path": "x"},
+		Result: &state.ToolCallResult{Error: "denied: approval required", Approval: "non_interactive", Denied: true}}
+)
+
+// TestHandoffReturnsHandledCalls reads back the calls the agent's server recorded in the
+// turn's calls file: whole lines are the reply's HandledCalls, a torn last line (the server
+// killed while writing) is left out, no file means no calls, a line that is not a record
+// is an error, and an agent that fails after making calls returns them with its error.
+func TestHandoffReturnsHandledCalls(t *testing.T) {
+	tests := []struct {
+		name     string
+		calls    string // what the agent's server appends; "" writes no file
+		exit     string
+		want     []state.ToolCallRecord
+		wantErr  string
+		wantKind fault.Kind
+	}{
+		{name: "two calls", calls: greetCall + "\n" + deniedCall + "\n", want: []state.ToolCallRecord{greetRecord, deniedRecord}},
+		{name: "torn last line", calls: greetCall + "\n" + deniedCall[:40], want: []state.ToolCallRecord{greetRecord}},
+		{name: "whole last line without its newline", calls: greetCall + "\n" + deniedCall, want: []state.ToolCallRecord{greetRecord, deniedRecord}},
+		{name: "no server started", calls: ""},
+		{name: "blank lines", calls: "\n" + greetCall + "\n\n", want: []state.ToolCallRecord{greetRecord}},
+		{name: "not a record", calls: greetCall + "\n{\"id\":\"c9\"}\n" + deniedCall + "\n", want: []state.ToolCallRecord{greetRecord},
+			wantErr: "calls.jsonl:2: not a call record: no id, tool or result", wantKind: fault.System},
+		{name: "garbage", calls: "not json\n", wantErr: "calls.jsonl:1: not a call record", wantKind: fault.System},
+		{name: "agent fails after calls", calls: greetCall + "\n", exit: "3", want: []state.ToolCallRecord{greetRecord},
+			wantErr: "exited with status 3", wantKind: fault.Execution},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := append(os.Environ(), "SEEN="+t.TempDir(), "CALLS="+tc.calls, "EXIT="+tc.exit)
+			var dirs []string
+			c := newClient(t, cliagent.Config{Command: "sh", Args: []string{"testdata/agent.sh"}, Env: env}).
+				WithHandoff(cliagent.Handoff{Server: "awf", Setup: handoffSetup(&dirs)})
+			resp, err := c.Chat(t.Context(), firstTurn())
+			if tc.wantErr == "" && err != nil {
+				t.Fatalf("Chat() = %v", err)
+			}
+			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || fault.KindOf(err) != tc.wantKind) {
+				t.Fatalf("Chat() error = %v (kind %v), want %v containing %q", err, fault.KindOf(err), tc.wantKind, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, resp.HandledCalls); diff != "" {
+				t.Errorf("HandledCalls (-want +got):\n%s", diff)
+			}
+			if tc.wantErr == "" && !strings.HasPrefix(resp.Content, "config: ") {
+				t.Errorf("Content = %q, want the agent's answer", resp.Content)
+			}
+			if _, err := os.Stat(dirs[0]); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the turn's directory (and calls file) %s is still there (%v)", dirs[0], err)
+			}
+		})
+	}
 }

@@ -321,8 +321,10 @@ func (f *Factory) handoff(s spec, tr transport, c *cliagent.Client, ref ports.Pr
 	if ref.Workflow != nil && ref.Workflow.Path != "" {
 		serve.Workflow, serve.Inputs = ref.Workflow.Path, ref.Inputs
 	}
-	return c.WithHandoff(cliagent.Handoff{Server: serve.ServerName(), Setup: func(dir string) ([]string, []string, error) {
-		setup, err := awfmcp.SetupAgent(agent, dir, serve)
+	return c.WithHandoff(cliagent.Handoff{Server: serve.ServerName(), Setup: func(turn cliagent.HandoffTurn) ([]string, []string, error) {
+		serve := serve
+		serve.CallsFile = turn.CallsFile
+		setup, err := awfmcp.SetupAgent(agent, turn.Dir, serve)
 		return setup.Args, setup.Env, err
 	}}), nil
 }

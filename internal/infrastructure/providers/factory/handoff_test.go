@@ -28,10 +28,17 @@ func handoffRef(provider string) ports.ProviderRef {
 		Name: provider, RunID: "run-1", Inputs: map[string]any{"feature": "x"}, Tools: []string{"read_file", "fs__echo"}}
 }
 
-// wantServe is `awf mcp serve` for handoffRef, inputs written into dir.
+// wantServe is `awf mcp serve` for handoffRef, inputs written into dir and the calls
+// recorded in the turn's calls file there.
 func wantServe(dir string) []string {
 	return []string{"--audit-log", "/w/.awf/audit.jsonl", "--yes", "mcp", "serve", "--workflow", "/w/wf.yaml",
-		"--input-file", filepath.Join(dir, "awf-inputs.json"), "--run-id", "run-1", "--step", "fix", "--tools", "read_file,fs__echo"}
+		"--input-file", filepath.Join(dir, "awf-inputs.json"), "--run-id", "run-1", "--step", "fix",
+		"--calls-file", filepath.Join(dir, cliagent.CallsFileName), "--tools", "read_file,fs__echo"}
+}
+
+// turn is a hand-off turn's files in dir, as the cli provider lays them out.
+func turn(dir string) cliagent.HandoffTurn {
+	return cliagent.HandoffTurn{Dir: dir, CallsFile: filepath.Join(dir, cliagent.CallsFileName)}
 }
 
 // TestCLIHandoff resolves cli providers for a step with tools: agent CLIs known by their
@@ -141,7 +148,7 @@ func TestCLIHandoff(t *testing.T) {
 				t.Fatalf("hand-off = %+v, want one to the server awf", h)
 			}
 			dir := t.TempDir()
-			args, env, err := h.Setup(dir)
+			args, env, err := h.Setup(turn(dir))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +170,7 @@ func TestCLIHandoffPerStep(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		if _, _, err := rp.Provider.(*cliagent.Client).Handoff().Setup(dir); err != nil {
+		if _, _, err := rp.Provider.(*cliagent.Client).Handoff().Setup(turn(dir)); err != nil {
 			t.Fatal(err)
 		}
 		var cfg struct {
@@ -171,9 +178,12 @@ func TestCLIHandoffPerStep(t *testing.T) {
 		}
 		readJSONFile(t, filepath.Join(dir, "awf-mcp.json"), &cfg)
 		args := cfg.MCPServers["awf"].Args
-		got = append(got, args[len(args)-4:])
+		got = append(got, slices.Clone(args[len(args)-6:]))
 	}
 	want := [][]string{{"--step", "fix", "--tools", "read_file,fs__echo"}, {"--step", "review", "--tools", "grep"}}
+	for i := range got {
+		got[i] = slices.Delete(got[i], 2, 4) // --calls-file, checked by TestCLIHandoff
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("per-step serve arguments (-want +got):\n%s", diff)
 	}

@@ -44,6 +44,10 @@ type ServeOptions struct {
 	// started this server. Empty: a run id of its own ("mcp-<uuid>") and the client's name.
 	RunID string
 	Step  string
+	// CallsFile, when set, receives one JSON line per call (a state.ToolCallRecord), so
+	// that the run whose agent CLI started this server can record the calls in the step's
+	// state.
+	CallsFile string
 
 	// OpenTerminal opens the terminal approval prompts use over stdio; nil means the
 	// controlling terminal (/dev/tty) when this process is in its foreground.
@@ -93,6 +97,7 @@ panics is an error result, and the server goes on serving.`,
 	fl.StringVar(&opts.InputFile, "input-file", "", "YAML `FILE` mapping input names to values")
 	fl.StringVar(&opts.RunID, "run-id", "", "record calls under the run `ID` (set when an awf run starts the server for an agent CLI)")
 	fl.StringVar(&opts.Step, "step", "", "record calls under the step `NAME` (with --run-id)")
+	fl.StringVar(&opts.CallsFile, "calls-file", "", "append each call, as the state file records it, to `FILE` (JSON Lines, 0600)")
 	return cmd
 }
 
@@ -149,8 +154,13 @@ func runServe(ctx context.Context, opts *ServeOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	calls, closeCalls, err := openCalls(opts.CallsFile)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeCalls()) }()
 	srv, err := awfmcp.NewServer(awfmcp.ServerConfig{Name: "awf", Version: f.Version, Tools: infos, Invoker: ts.Invoker,
-		RunID: runID, Step: opts.Step, NewID: uuid.NewString, Scope: ts.Scope, Log: f.Log()})
+		RunID: runID, Step: opts.Step, NewID: uuid.NewString, Scope: ts.Scope, Calls: calls, Log: f.Log()})
 	if err != nil {
 		return err
 	}
@@ -159,6 +169,19 @@ func runServe(ctx context.Context, opts *ServeOptions) (err error) {
 	}
 	note(opts.IO, "awf mcp: serving %d tools over stdio (run %s, audit log %s)\n", len(names), runID, ts.AuditPath)
 	return srv.Serve(ctx, readCloser(opts.IO.In), writeCloser(opts.IO.Out))
+}
+
+// openCalls opens --calls-file; without one there is no sink. A file that cannot be opened
+// is a fault.Usage error.
+func openCalls(path string) (awfmcp.CallSink, func() error, error) {
+	if path == "" {
+		return nil, func() error { return nil }, nil
+	}
+	l, err := awfmcp.OpenCallLog(path)
+	if err != nil {
+		return nil, nil, fault.Wrap(fault.Usage, fmt.Errorf("--calls-file %s: %w", path, err))
+	}
+	return l, l.Close, nil
 }
 
 // loadWorkflow compiles --workflow and resolves its inputs; no workflow gives nil.

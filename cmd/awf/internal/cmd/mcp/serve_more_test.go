@@ -132,6 +132,7 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"--all", "--allow-remote"}, "--allow-remote needs --http"},
 		{[]string{"--all", "--step", "x"}, "--step needs --run-id"},
 		{[]string{"--all", "--run-id", "r", "--step", "x"}, ""},
+		{[]string{"--tools", "read_file", "--calls-file", "calls.jsonl"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
