@@ -319,6 +319,38 @@ func TestToolStepEventsCarryTheCallSummary(t *testing.T) {
 	}
 }
 
+// TestToolStepRecordsApprovalAndDenial: a tool step's call is recorded as an agent's is
+// (tool.Result.Record): who approved it, and a refusal as a denial.
+func TestToolStepRecordsApprovalAndDenial(t *testing.T) {
+	e := newEnv(t)
+	e.deps.Tools = &portstest.ToolSet{Tools: map[string]portstest.ToolFunc{
+		"ok": func(context.Context, ports.ToolRequest) (tool.Result, error) {
+			r := tool.OK("x")
+			r.Approval = "rule"
+			return r, nil
+		},
+		"refuse": func(context.Context, ports.ToolRequest) (tool.Result, error) {
+			r := tool.Errorf("denied by policy")
+			r.Denied, r.Approval = true, "policy"
+			return r, nil
+		},
+	}}
+	steps := []workflow.Step{
+		{Name: "a", Type: workflow.StepTool, Tool: &workflow.ToolStep{Tool: "ok"}},
+		{Name: "b", Type: workflow.StepTool, ContinueOnError: true, Tool: &workflow.ToolStep{Tool: "refuse"}},
+	}
+	run, _ := e.runner().Run(t.Context(), runner.Request{Workflow: wf(steps...)})
+	if r := run.States["a"].ToolCalls[0].Result; r == nil || !r.Success || r.Approval != "rule" {
+		t.Errorf("approved call recorded as %+v, want success approved by rule", r)
+	}
+	if r := run.States["b"].ToolCalls[0].Result; r == nil || r.Success || !r.Denied || r.Approval != "policy" {
+		t.Errorf("refused call recorded as %+v, want a denial by policy", r)
+	}
+	if ts := run.States["b"].ToolStats; ts == nil || ts.Denied != 1 {
+		t.Errorf("tool stats of the refused call = %+v, want 1 denied", ts)
+	}
+}
+
 func TestToolStep(t *testing.T) {
 	upper := func(_ context.Context, req ports.ToolRequest) (tool.Result, error) {
 		return tool.Result{Status: tool.StatusOK, Output: strings.ToUpper(req.Input), Data: map[string]any{"n": req.Args["n"]}, Duration: 7 * time.Millisecond}, nil

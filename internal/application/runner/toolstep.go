@@ -69,18 +69,7 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 	if took == 0 {
 		took = e.r.d.Clock.Now().Sub(start)
 	}
-	result := state.ToolCallResult{
-		Success:    err == nil && res.Succeeded(),
-		Output:     res.Output,
-		Error:      res.Error,
-		DurationMs: took.Milliseconds(),
-		Truncated:  res.Truncated,
-		Cached:     res.Cached,
-	}
-	if err != nil {
-		result.Error = err.Error()
-		result.Denied = fault.KindOf(err) == fault.Denied
-	}
+	result := res.Record(err, took)
 	_ = sr.save(ctx, func(s *state.StepState) {
 		if idx >= 0 && idx < len(s.ToolCalls) {
 			s.ToolCalls[idx].Result = &result
