@@ -23,6 +23,9 @@ type Agent struct {
 	// ProviderError says why the provider could not be resolved (an unknown name, a missing
 	// API key): the run would fail there. Provider and Model are then as the step wrote them.
 	ProviderError string `json:"provider_error,omitempty"`
+	// Handoff names the agent CLI that would call the step's tools itself through `awf mcp
+	// serve` (ports.ResolvedProvider.Handoff).
+	Handoff string `json:"handoff,omitempty"`
 	// ContinueFrom is the step whose conversation this one continues; the prompt is added to
 	// it.
 	ContinueFrom string `json:"continue_from,omitempty"`
@@ -107,7 +110,7 @@ func (d *describer) provider(s *workflow.Step, model string, out *Agent) {
 	}
 	rp, err := d.a.Providers.Provider(d.ctx, ports.ProviderRef{
 		Workflow: d.wf, Step: s.Name, Name: s.Agent.Provider, Model: model,
-		ToolFormat: s.Agent.ToolOptions.ToolFormat,
+		ToolFormat: s.Agent.ToolOptions.ToolFormat, Tools: s.Agent.Tools,
 	})
 	if err != nil {
 		out.ProviderError = err.Error()
@@ -116,7 +119,7 @@ func (d *describer) provider(s *workflow.Step, model string, out *Agent) {
 	if rp.Name != "" {
 		out.Provider = rp.Name
 	}
-	out.Model = rp.Model
+	out.Model, out.Handoff = rp.Model, rp.Handoff
 }
 
 // tools describes the step's tools with the schemas the model would get.
@@ -186,6 +189,9 @@ func writeAgent(w io.Writer, a *Agent, indent string) {
 		line += "  [not resolved: " + a.ProviderError + "]"
 	}
 	fmt.Fprintf(w, "%s%s\n", indent, line)
+	if a.Handoff != "" {
+		fmt.Fprintf(w, "%sthe %s CLI calls the tools itself, through awf mcp serve (governed and audited)\n", indent, a.Handoff)
+	}
 	if a.ContinueFrom != "" {
 		fmt.Fprintf(w, "%scontinues the conversation of %s\n", indent, a.ContinueFrom)
 	}

@@ -87,7 +87,7 @@ func TestBuildWithDescribesAgentSteps(t *testing.T) {
 			inner: &Agent{Provider: "claude (replayed)", Model: "default-model", ContinueFrom: "ask",
 				Prompt: &Field{Name: "prompt_file prompts/ada.md", Template: "Go on, {{inputs.who}}.", Value: "Go on, ada.", Resolved: true}},
 			wantRefs: []ports.ProviderRef{
-				{Step: "ask", Name: "claude", Model: "big", ToolFormat: "xml"},
+				{Step: "ask", Name: "claude", Model: "big", ToolFormat: "xml", Tools: []string{"read_file", "search"}},
 				{Step: "inner"},
 			},
 		},
@@ -197,6 +197,17 @@ func TestWriteShowsAgentSections(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("plan lacks %q:\n%s", want, text)
 		}
+	}
+
+	p = BuildWith(context.Background(), templater.New(), agentWorkflow(), map[string]any{"who": "ada"}, nil, Agents{
+		Providers: &portstest.Providers{Name: "claude-code", Handoff: "claude"},
+	})
+	out.Reset()
+	if err := Write(&out, p); err != nil {
+		t.Fatal(err)
+	}
+	if want := "provider: claude-code, model: big\n     the claude CLI calls the tools itself, through awf mcp serve (governed and audited)\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("plan lacks %q:\n%s", want, out.String())
 	}
 
 	p = BuildWith(context.Background(), templater.New(), agentWorkflow(), map[string]any{"who": "ada"}, nil, Agents{

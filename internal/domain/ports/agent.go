@@ -90,4 +90,7 @@ type ResolvedProvider struct {
 	// Options are request options from the provider's configuration (temperature, ...);
 	// the step's options override them key by key.
 	Options map[string]any
+	// Handoff names the agent CLI (claude, codex, gemini) that gets the step's tools through
+	// `awf mcp serve` and calls them itself; "" when the model's calls come back to the loop.
+	Handoff string
 }

@@ -105,6 +105,8 @@ type Providers struct {
 	Name    string
 	Model   string
 	Options map[string]any
+	// Handoff is what a reference with tools resolves to in ResolvedProvider.Handoff.
+	Handoff string
 	Err     error
 
 	mu   sync.Mutex
@@ -129,7 +131,11 @@ func (p *Providers) Provider(_ context.Context, ref ports.ProviderRef) (ports.Re
 	if name == "" {
 		name = ref.Name
 	}
-	return ports.ResolvedProvider{Provider: p.Use, Name: name, Model: model, Options: p.Options}, nil
+	rp := ports.ResolvedProvider{Provider: p.Use, Name: name, Model: model, Options: p.Options}
+	if len(ref.Tools) > 0 {
+		rp.Handoff = p.Handoff
+	}
+	return rp, nil
 }
 
 // Refs returns the references resolved so far.

@@ -154,15 +154,16 @@ func (f *Factory) Provider(_ context.Context, ref ports.ProviderRef) (ports.Reso
 	} else if p, err = f.client(s, tr, cmp.Or(ref.ToolFormat, tr.toolFormat), wfDir); err != nil {
 		return ports.ResolvedProvider{}, err
 	}
+	handoff := ""
 	if c, ok := p.(*cliagent.Client); ok {
-		if p, err = f.handoff(s, tr, c, ref); err != nil {
+		if p, handoff, err = f.handoff(s, tr, c, ref); err != nil {
 			return ports.ResolvedProvider{}, err
 		}
 	}
 	if f.recorder != nil {
 		p = f.recorder.Wrap(wfName, ref.Step, p)
 	}
-	return ports.ResolvedProvider{Provider: p, Name: name, Model: model, Options: reqOpts}, nil
+	return ports.ResolvedProvider{Provider: p, Name: name, Model: model, Options: reqOpts, Handoff: handoff}, nil
 }
 
 // replayed is a step's provider under --replay: the cassette, whatever the step names.
@@ -301,19 +302,19 @@ func (f *Factory) build(s spec, tr transport, toolFormat, wfDir string) (ports.P
 // step has tools and either options.mcp is true or it is unset and the agent is known (from
 // options.agent or the program's name). Otherwise c reads calls out of the text as before.
 // options.mcp: true for a program awf does not know, or where no awf executable is known, is
-// a fault.Usage error.
-func (f *Factory) handoff(s spec, tr transport, c *cliagent.Client, ref ports.ProviderRef) (ports.Provider, error) {
+// a fault.Usage error. It returns the agent the tools are handed to, "" when they are not.
+func (f *Factory) handoff(s spec, tr transport, c *cliagent.Client, ref ports.ProviderRef) (ports.Provider, string, error) {
 	agent := cmp.Or(tr.agent, awfmcp.AgentKind(c.Program()))
 	switch {
 	case len(ref.Tools) == 0, tr.mcpSet && !tr.mcp:
-		return c, nil // nothing to hand over, or the text protocol asked for
+		return c, "", nil // nothing to hand over, or the text protocol asked for
 	case !tr.mcpSet && (agent == "" || f.o.AgentMCP == nil):
-		return c, nil // not an agent CLI awf knows, or no awf to serve the tools
+		return c, "", nil // not an agent CLI awf knows, or no awf to serve the tools
 	case agent == "":
-		return nil, fault.New(fault.Usage, "provider %q (%s): options.mcp is true, but %q is not an agent CLI awf knows: "+
+		return nil, "", fault.New(fault.Usage, "provider %q (%s): options.mcp is true, but %q is not an agent CLI awf knows: "+
 			"set options.agent to %s, %s or %s", s.Name, s.from, c.Program(), awfmcp.AgentClaude, awfmcp.AgentCodex, awfmcp.AgentGemini)
 	case f.o.AgentMCP == nil:
-		return nil, fault.New(fault.Usage, "provider %q (%s): options.mcp is true, but this command cannot start awf mcp serve", s.Name, s.from)
+		return nil, "", fault.New(fault.Usage, "provider %q (%s): options.mcp is true, but this command cannot start awf mcp serve", s.Name, s.from)
 	}
 	serve := *f.o.AgentMCP
 	serve.Tools = slices.Clone(ref.Tools)
@@ -326,7 +327,7 @@ func (f *Factory) handoff(s spec, tr transport, c *cliagent.Client, ref ports.Pr
 		serve.CallsFile = turn.CallsFile
 		setup, err := awfmcp.SetupAgent(agent, turn.Dir, serve)
 		return setup.Args, setup.Env, err
-	}}), nil
+	}}), agent, nil
 }
 
 // cassette is the player of a provider of type replay: a cassette named in the

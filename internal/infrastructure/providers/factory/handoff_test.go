@@ -139,13 +139,16 @@ func TestCLIHandoff(t *testing.T) {
 			}
 			h := rp.Provider.(*cliagent.Client).Handoff()
 			if tc.check == nil {
-				if h != nil {
-					t.Errorf("provider %s hands the tools over through MCP, want the text protocol", tc.provider)
+				if h != nil || rp.Handoff != "" {
+					t.Errorf("provider %s hands the tools over through MCP (%q), want the text protocol", tc.provider, rp.Handoff)
 				}
 				return
 			}
 			if h == nil || h.Server != "awf" {
 				t.Fatalf("hand-off = %+v, want one to the server awf", h)
+			}
+			if want := map[string]string{"claude-code": "claude", "codex": "codex", "wrapped": "codex", "gemini": "gemini"}[tc.provider]; rp.Handoff != want {
+				t.Errorf("ResolvedProvider.Handoff = %q, want %q", rp.Handoff, want)
 			}
 			dir := t.TempDir()
 			args, env, err := h.Setup(turn(dir))
