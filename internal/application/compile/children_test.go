@@ -101,3 +101,30 @@ func TestFileCompilesCalledWorkflows(t *testing.T) {
 		})
 	}
 }
+
+func TestFileTellsWhetherTheRunCallsTools(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  bool
+	}{
+		{"shell steps only", map[string]string{"parent.yaml": "name: p\nsteps:\n  - {name: a, type: shell, command: echo}\n"}, false},
+		{"a tool step in a parallel step", map[string]string{
+			"parent.yaml": "name: p\nsteps:\n  - name: both\n    type: parallel\n    steps:\n      - {name: a, type: shell, command: echo}\n      - {name: t, type: tool, tool: read_file, args: {path: x}}\n"}, true},
+		{"an agent step in a called workflow", map[string]string{
+			"parent.yaml": "name: p\nsteps:\n  - {name: c, type: workflow, workflow: child.yaml}\n",
+			"child.yaml":  "name: child\nsteps:\n  - {name: ask, type: agent, prompt: hi}\n"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(writeFiles(t, tc.files))
+			res, err := compile.File(loader.New(), templater.New(), "parent.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CallsTools != tc.want {
+				t.Errorf("CallsTools = %v, want %v", res.CallsTools, tc.want)
+			}
+		})
+	}
+}

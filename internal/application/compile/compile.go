@@ -5,6 +5,8 @@ package compile
 
 import (
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -15,6 +17,9 @@ import (
 type Result struct {
 	Workflow *workflow.Workflow
 	Warnings workflow.Problems
+	// CallsTools is true when the workflow, or a workflow it calls, has a tool or agent step
+	// (set by File, which compiles the workflows called): a run without needs no tools built.
+	CallsTools bool
 }
 
 // File loads, validates and compiles the workflow at path, and every workflow its workflow
@@ -24,6 +29,10 @@ type Result struct {
 func File(l ports.WorkflowLoader, t ports.Templater, path string) (Result, error) {
 	c := &compiler{l: l, t: t, loaded: map[string]*workflow.Workflow{}}
 	_, res, err := c.file(path)
+	if res.Workflow != nil {
+		res.CallsTools = res.Workflow.CallsTools() || slices.ContainsFunc(slices.Collect(maps.Values(c.loaded)),
+			func(w *workflow.Workflow) bool { return w != nil && w.CallsTools() })
+	}
 	return res, err
 }
 

@@ -257,3 +257,20 @@ type MCPServer struct {
 	URL     string
 	Pos     Pos
 }
+
+// CallsTools reports whether a tool or agent step is among the workflow's steps, at any depth
+// of parallel steps (not counting the workflows its workflow steps call): a run of a workflow
+// that calls no tool needs no tool registry, audit log or model provider.
+func (w *Workflow) CallsTools() bool {
+	var walk func([]Step) bool
+	walk = func(steps []Step) bool {
+		for i := range steps {
+			s := &steps[i]
+			if s.Tool != nil || s.Agent != nil || s.Parallel != nil && walk(s.Parallel.Steps) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(w.Steps)
+}

@@ -81,6 +81,9 @@ func toolsFor(ctx context.Context, f *cmdutil.Factory, id string) (*cmdutil.Tool
 			return nil, "", err
 		}
 	}
+	if !res.CallsTools {
+		return nil, workDir, nil // shell steps only: no tools to build
+	}
 	tools, err := run.Tools(f, res.Workflow, st.Inputs, st.ID, workDir)
 	if err != nil {
 		return nil, "", err

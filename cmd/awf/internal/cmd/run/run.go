@@ -110,12 +110,14 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fault.Wrap(fault.System, err)
 	}
-	tools, err := Tools(f, wf, values, "", workDir)
-	if err != nil {
-		return err
-	}
-	if err := tools.Registry.Preflight(registry.WorkflowTools(wf)...); err != nil {
-		return err
+	var tools *cmdutil.Tools // a workflow of shell steps needs none: no registry, no audit log
+	if res.CallsTools {
+		if tools, err = Tools(f, wf, values, "", workDir); err != nil {
+			return err
+		}
+		if err := tools.Registry.Preflight(registry.WorkflowTools(wf)...); err != nil {
+			return err
+		}
 	}
 	return Execute(opts.IO, f, opts.Model.Options(tools, workDir), opts.Output, func(r *runner.Runner) (*state.RunState, error) {
 		return r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir})
