@@ -16,24 +16,24 @@ import (
 // positions, with a hint naming the step that calls it (the chain of them, for grandchildren).
 func (c *compiler) children(wf *workflow.Workflow) workflow.Problems {
 	var probs workflow.Problems
-	var walk func(steps []workflow.Step)
-	walk = func(steps []workflow.Step) {
+	var walk func(path string, steps []workflow.Step)
+	walk = func(path string, steps []workflow.Step) {
 		for i := range steps {
-			s := &steps[i]
+			s, at := &steps[i], fmt.Sprintf("%s[%d]", path, i)
 			if s.Parallel != nil {
-				walk(s.Parallel.Steps)
+				walk(at+".steps", s.Parallel.Steps)
 			}
 			if s.Workflow != nil && s.Workflow.Path != "" {
-				probs = append(probs, c.child(wf, s)...)
+				probs = append(probs, c.child(wf, at, s)...)
 			}
 		}
 	}
-	walk(wf.Steps)
+	walk("steps", wf.Steps)
 	return probs
 }
 
 // child compiles the workflow step s calls (once) and checks the inputs s passes to it.
-func (c *compiler) child(parent *workflow.Workflow, s *workflow.Step) workflow.Problems {
+func (c *compiler) child(parent *workflow.Workflow, at string, s *workflow.Step) workflow.Problems {
 	// Named as the parent's file was given (relative stays relative), keyed absolute.
 	path := s.Workflow.Path
 	if !filepath.IsAbs(path) {
@@ -64,23 +64,23 @@ func (c *compiler) child(parent *workflow.Workflow, s *workflow.Step) workflow.P
 			probs = append(probs, p)
 		}
 		if err != nil && Problems(err) == nil {
-			probs = append(probs, workflow.Problem{Pos: s.FieldPos("workflow"), Field: "workflow",
+			probs = append(probs, workflow.Problem{Pos: s.FieldPos("workflow"), Field: at + ".workflow",
 				Msg: fmt.Sprintf("step %q: %v", s.Name, err), Hint: "the path is relative to this workflow's directory"})
 		}
 		if child != nil {
-			probs = append(probs, checkCall(s, child)...)
+			probs = append(probs, checkCall(at, s, child)...)
 		}
 		return probs
 	}
 	if child == nil {
 		return nil // reported where it was first compiled, or a cycle
 	}
-	return checkCall(s, child)
+	return checkCall(at, s, child)
 }
 
 // checkCall checks the inputs a workflow step passes against those its workflow declares:
 // every name must be declared, and every required input without a default must be given.
-func checkCall(s *workflow.Step, child *workflow.Workflow) workflow.Problems {
+func checkCall(at string, s *workflow.Step, child *workflow.Workflow) workflow.Problems {
 	var probs workflow.Problems
 	declared := make([]string, 0, len(child.Inputs))
 	for _, in := range child.Inputs {
@@ -94,14 +94,14 @@ func checkCall(s *workflow.Step, child *workflow.Workflow) workflow.Problems {
 	pos := s.FieldPos("inputs")
 	for _, name := range given {
 		if !slices.Contains(declared, name) {
-			probs = append(probs, workflow.Problem{Pos: pos, Field: "inputs." + name,
+			probs = append(probs, workflow.Problem{Pos: pos, Field: at + ".inputs." + name,
 				Msg:  fmt.Sprintf("step %q passes input %q, which workflow %s does not declare", s.Name, name, child.Name),
 				Hint: hintOr(workflow.DidYouMean(name, declared), fmt.Sprintf("its inputs: %v", declared))})
 		}
 	}
 	for _, in := range child.Inputs {
 		if in.Required && !in.HasDefault && !slices.Contains(given, in.Name) {
-			probs = append(probs, workflow.Problem{Pos: pos, Field: "inputs",
+			probs = append(probs, workflow.Problem{Pos: pos, Field: at + ".inputs",
 				Msg:  fmt.Sprintf("step %q does not pass input %q, which workflow %s requires", s.Name, in.Name, child.Name),
 				Hint: fmt.Sprintf("add %s: ... under the step's inputs", in.Name)})
 		}
