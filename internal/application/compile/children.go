@@ -1,10 +1,11 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -43,17 +44,10 @@ func (c *compiler) child(parent *workflow.Workflow, at string, s *workflow.Step)
 		}
 		path = filepath.Join(dir, path)
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		abs = path
-	}
 	calledBy := fmt.Sprintf("called by step %q at %s", s.Name, s.FieldPos("workflow"))
-	child, seen := c.loaded[abs]
+	child, seen := c.loaded[absPath(path)]
 	if !seen {
-		c.loaded[abs] = nil // being compiled: a cycle stops here
-		var res Result
-		child, res, err = c.file(path)
-		c.loaded[abs] = child
+		child, res, err := c.file(path)
 		var probs workflow.Problems
 		for _, p := range append(res.Warnings, Problems(err)...) {
 			if p.Hint == "" {
@@ -86,17 +80,13 @@ func checkCall(at string, s *workflow.Step, child *workflow.Workflow) workflow.P
 	for _, in := range child.Inputs {
 		declared = append(declared, in.Name)
 	}
-	given := make([]string, 0, len(s.Workflow.Inputs))
-	for name := range s.Workflow.Inputs {
-		given = append(given, name)
-	}
-	sort.Strings(given)
+	given := slices.Sorted(maps.Keys(s.Workflow.Inputs))
 	pos := s.FieldPos("inputs")
 	for _, name := range given {
 		if !slices.Contains(declared, name) {
 			probs = append(probs, workflow.Problem{Pos: pos, Field: at + ".inputs." + name,
 				Msg:  fmt.Sprintf("step %q passes input %q, which workflow %s does not declare", s.Name, name, child.Name),
-				Hint: hintOr(workflow.DidYouMean(name, declared), fmt.Sprintf("its inputs: %v", declared))})
+				Hint: cmp.Or(workflow.DidYouMean(name, declared), fmt.Sprintf("its inputs: %v", declared))})
 		}
 	}
 	for _, in := range child.Inputs {
@@ -109,9 +99,10 @@ func checkCall(at string, s *workflow.Step, child *workflow.Workflow) workflow.P
 	return probs
 }
 
-func hintOr(hint, otherwise string) string {
-	if hint != "" {
-		return hint
+// absPath keys c.loaded: path made absolute, or as it is if that fails.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
 	}
-	return otherwise
+	return path
 }

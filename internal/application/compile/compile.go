@@ -5,8 +5,6 @@ package compile
 
 import (
 	"errors"
-	"maps"
-	"slices"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -30,8 +28,9 @@ func File(l ports.WorkflowLoader, t ports.Templater, path string) (Result, error
 	c := &compiler{l: l, t: t, loaded: map[string]*workflow.Workflow{}}
 	_, res, err := c.file(path)
 	if res.Workflow != nil {
-		res.CallsTools = res.Workflow.CallsTools() || slices.ContainsFunc(slices.Collect(maps.Values(c.loaded)),
-			func(w *workflow.Workflow) bool { return w != nil && w.CallsTools() })
+		for _, w := range c.loaded {
+			res.CallsTools = res.CallsTools || w != nil && w.CallsTools()
+		}
 	}
 	return res, err
 }
@@ -43,10 +42,14 @@ type compiler struct {
 	loaded map[string]*workflow.Workflow // by absolute path; nil while being compiled or unloadable
 }
 
-// file compiles the workflow at path and its children. It returns the workflow as loaded (nil
-// when nothing could be decoded), for the caller's input check.
+// file compiles the workflow at path and its children, and records it in c.loaded (the
+// workflow calling itself, or a cycle, finds it there and is not compiled again). It returns
+// the workflow as loaded (nil when nothing could be decoded), for the caller's input check.
 func (c *compiler) file(path string) (*workflow.Workflow, Result, error) {
+	key := absPath(path)
+	c.loaded[key] = nil // being compiled
 	wf, err := c.l.Load(path)
+	c.loaded[key] = wf
 	var all workflow.Problems
 	if err != nil {
 		all = Problems(err)
