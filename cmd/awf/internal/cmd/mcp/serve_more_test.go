@@ -10,16 +10,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sys/unix"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/ptytest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
@@ -158,7 +157,7 @@ func TestServeFlags(t *testing.T) {
 // TestServeAsksOnTheTerminal: over stdio, calls needing approval are asked on the terminal
 // (here a pseudo-terminal played by the test), never on the protocol's standard input.
 func TestServeAsksOnTheTerminal(t *testing.T) {
-	p := openPTY(t)
+	p := ptytest.Open(t)
 	e := newEnv(t)
 	t.Chdir(e.dir)
 	inR, inW := io.Pipe()
@@ -166,7 +165,7 @@ func TestServeAsksOnTheTerminal(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	ios.In, ios.Out = inR, outW
 	opts := &ServeOptions{IO: ios, Factory: e.factory(ios), Workflow: "serve.yaml",
-		OpenTerminal: func() (*os.File, error) { return os.OpenFile(p.name, os.O_RDWR|syscall.O_NOCTTY, 0) }}
+		OpenTerminal: func() (*os.File, error) { return os.OpenFile(p.Name, os.O_RDWR|syscall.O_NOCTTY, 0) }}
 	done := make(chan error, 1)
 	go func() {
 		done <- runServe(t.Context(), opts)
@@ -179,8 +178,8 @@ func TestServeAsksOnTheTerminal(t *testing.T) {
 	answered := make(chan struct{})
 	go func() {
 		defer close(answered)
-		if p.waitFor("Allow?") {
-			fmt.Fprint(p.master, "y\n")
+		if _, ok := p.WaitFor("Allow?", 1); ok {
+			fmt.Fprint(p.Master, "y\n")
 		}
 	}()
 	got, isErr := callTool(t, sess, "write_file", map[string]any{"path": "new.txt", "content": "approved\n"})
@@ -191,7 +190,7 @@ func TestServeAsksOnTheTerminal(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(e.dir, "new.txt")); err != nil || string(data) != "approved\n" {
 		t.Errorf("new.txt = %q, %v", data, err)
 	}
-	if screen := p.text(); !strings.Contains(screen, "write_file") {
+	if screen := p.Text(); !strings.Contains(screen, "write_file") {
 		t.Errorf("the terminal showed %q, want the call", screen)
 	}
 	sess.Close()
@@ -219,86 +218,6 @@ func TestBinaryRefusesRemoteListen(t *testing.T) {
 	}
 }
 
-// pty is a pseudo-terminal: the test plays the person on its master side.
-type pty struct {
-	t      *testing.T
-	master *os.File
-	name   string
-
-	mu     sync.Mutex
-	screen strings.Builder
-	more   chan struct{}
-}
-
-func openPTY(t *testing.T) *pty {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	rc, err := master.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	var ioErr error
-	if err := rc.Control(func(fd uintptr) {
-		if ioErr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ioErr == nil {
-			n, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-		}
-	}); err != nil || ioErr != nil {
-		t.Fatalf("unlock pty: %v %v", err, ioErr)
-	}
-	p := &pty{t: t, master: master, name: fmt.Sprintf("/dev/pts/%d", n), more: make(chan struct{}, 1)}
-	// Keep one descriptor of the terminal open so the master never sees a hang-up.
-	keep, err := os.OpenFile(p.name, os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go p.collect()
-	t.Cleanup(func() {
-		keep.Close()
-		master.Close()
-	})
-	return p
-}
-
-func (p *pty) collect() {
-	buf := make([]byte, 4096)
-	for {
-		n, err := p.master.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			p.screen.Write(buf[:n])
-			p.mu.Unlock()
-			select {
-			case p.more <- struct{}{}:
-			default:
-			}
-		}
-		if err != nil {
-			close(p.more)
-			return
-		}
-	}
-}
-
-func (p *pty) text() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.screen.String()
-}
-
-// waitFor waits until the terminal has shown s; false when the terminal closed first.
-func (p *pty) waitFor(s string) bool {
-	for !strings.Contains(p.text(), s) {
-		if _, ok := <-p.more; !ok {
-			return strings.Contains(p.text(), s)
-		}
-	}
-	return true
-}
-
 // TestBinaryAsksOnItsTerminal runs the real binary with a pseudo-terminal as its controlling
 // terminal and pipes as stdin and stdout (as an MCP client starts it): the approval question
 // appears on the terminal, and the answer typed there decides.
@@ -306,8 +225,8 @@ func TestBinaryAsksOnItsTerminal(t *testing.T) {
 	if awfSkip != "" {
 		t.Skip(awfSkip)
 	}
-	p := openPTY(t)
-	term, err := os.OpenFile(p.name, os.O_RDWR|syscall.O_NOCTTY, 0)
+	p := ptytest.Open(t)
+	term, err := os.OpenFile(p.Name, os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,8 +245,8 @@ func TestBinaryAsksOnItsTerminal(t *testing.T) {
 	answered := make(chan struct{})
 	go func() {
 		defer close(answered)
-		if p.waitFor("Allow?") {
-			fmt.Fprint(p.master, "n\n")
+		if _, ok := p.WaitFor("Allow?", 1); ok {
+			fmt.Fprint(p.Master, "n\n")
 		}
 	}()
 	got, isErr := callTool(t, sess, "write_file", map[string]any{"path": "new.txt", "content": "x"})
