@@ -29,7 +29,7 @@ type decoder struct {
 	// paths maps a field path ("steps[2].command") to the position of its value, so that
 	// problems found later by Validate can point at the exact place.
 	paths   map[string]workflow.Pos
-	blocks  map[string]workflow.Pos // literal block scalars' first characters, by path
+	blocks  map[string]workflow.Pos // literal block scalars' first characters, by path; nil: none
 	anchors map[string][]anchorDef
 	// suppress lists field paths Validate should not report: the keys suggested for
 	// misspelt ones, whose absence is a consequence of the misspelling.
@@ -51,7 +51,6 @@ func newDecoder(file string, data []byte) *decoder {
 		lines:   strings.Count(string(data), "\n") + 1,
 		src:     strings.Split(string(data), "\n"),
 		paths:   map[string]workflow.Pos{},
-		blocks:  map[string]workflow.Pos{},
 		anchors: map[string][]anchorDef{},
 	}
 }
@@ -86,15 +85,10 @@ func (d *decoder) block(path string, at workflow.Pos) {
 		return
 	}
 	text := d.src[line-1]
-	d.blocks[path] = workflow.Pos{File: d.file, Line: line, Col: len(text) - len(strings.TrimLeft(text, " \t")) + 1}
-}
-
-// blockPositions returns the recorded blocks, nil when there are none.
-func (d *decoder) blockPositions() map[string]workflow.Pos {
-	if len(d.blocks) == 0 {
-		return nil
+	if d.blocks == nil {
+		d.blocks = map[string]workflow.Pos{}
 	}
-	return d.blocks
+	d.blocks[path] = workflow.Pos{File: d.file, Line: line, Col: len(text) - len(strings.TrimLeft(text, " \t")) + 1}
 }
 
 // spend counts one node of work; past the budget it reports once and returns false.

@@ -69,11 +69,11 @@ func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error)
 			return nil, errs
 		}
 		// The partial workflow lets compile report template problems in the same pass.
-		wf.Path, wf.Dir, wf.Blocks = abs, filepath.Dir(abs), d.blockPositions()
+		wf.Path, wf.Dir, wf.Blocks = abs, filepath.Dir(abs), d.blocks
 		return wf, errs
 	}
 	warnings.Sort()
-	wf.Warnings, wf.Blocks = warnings, d.blockPositions()
+	wf.Warnings, wf.Blocks = warnings, d.blocks
 	wf.Path, wf.Dir = abs, filepath.Dir(abs)
 	return wf, nil
 }
