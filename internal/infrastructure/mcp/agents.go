@@ -121,6 +121,10 @@ func AgentKind(program string) string {
 	return ""
 }
 
+// KnownAgent reports whether name is exactly AgentClaude, AgentCodex or AgentGemini: an
+// agent SetupAgent can configure.
+func KnownAgent(name string) bool { return name != "" && AgentKind(name) == name }
+
 // SetupAgent prepares agent (AgentClaude, AgentCodex or AgentGemini) to use the tools `awf
 // mcp serve` gives it, writing any configuration file (and the inputs file, see
 // ServeCommand.Inputs) into dir, which must exist and should be private to the run:
@@ -136,7 +140,7 @@ func AgentKind(program string) string {
 //
 // An unknown agent is an error.
 func SetupAgent(agent, dir string, c ServeCommand) (AgentSetup, error) {
-	if AgentKind(agent) != agent || agent == "" {
+	if !KnownAgent(agent) {
 		return AgentSetup{}, fmt.Errorf("agent %q: awf can configure MCP for %s, %s and %s", agent, AgentClaude, AgentCodex, AgentGemini)
 	}
 	name := c.ServerName()

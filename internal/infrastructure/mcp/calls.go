@@ -1,8 +1,13 @@
 package mcp
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"sync"
 
@@ -60,4 +65,59 @@ func (l *CallLog) Close() error {
 		return fmt.Errorf("calls file: %w", err)
 	}
 	return nil
+}
+
+// ReadCallLog reads the records a CallLog appended to path, numbers kept exact
+// (json.Number): how the run whose agent CLI started `awf mcp serve --calls-file` learns the
+// agent's calls. No file means no calls: the agent never started the server. A last
+// line without its newline was cut short (the server was killed while writing) and is left
+// out unless it holds a whole record; any other line that is not a call record is an error,
+// returned with the records before it.
+func ReadCallLog(path string) ([]state.ToolCallRecord, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	var calls []state.ToolCallRecord
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return calls, fmt.Errorf("read %s: %w", path, err)
+		}
+		torn := err != nil
+		if len(bytes.TrimSpace(line)) > 0 {
+			rec, perr := parseCall(line)
+			switch {
+			case perr == nil:
+				calls = append(calls, rec)
+			case !torn:
+				return calls, fmt.Errorf("%s:%d: %w", path, n, perr)
+			}
+		}
+		if torn {
+			return calls, nil
+		}
+	}
+}
+
+// parseCall decodes one line of a calls file.
+func parseCall(line []byte) (state.ToolCallRecord, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var rec state.ToolCallRecord
+	if err := dec.Decode(&rec); err != nil {
+		return rec, fmt.Errorf("not a call record: %w", err)
+	}
+	if dec.More() {
+		return rec, errors.New("not a call record: more than one JSON value")
+	}
+	if rec.ID == "" || rec.Tool == "" || rec.Result == nil {
+		return rec, errors.New("not a call record: no id, tool or result")
+	}
+	return rec, nil
 }

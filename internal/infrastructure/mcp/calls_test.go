@@ -147,3 +147,43 @@ func TestOpenCallLogFails(t *testing.T) {
 		t.Errorf("OpenCallLog in a missing directory = %v, want an error", err)
 	}
 }
+
+// TestReadCallLogReadsWhatCallLogWrote: the records come back as written, numbers as
+// json.Number; a torn last line is left out; no file is no calls.
+func TestReadCallLogReadsWhatCallLogWrote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "calls.jsonl")
+	if recs, err := ReadCallLog(path); err != nil || recs != nil {
+		t.Fatalf("ReadCallLog of no file = %v, %v; want no calls", recs, err)
+	}
+	l, err := OpenCallLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []state.ToolCallRecord{
+		{ID: "c1", Tool: "read_file", Arguments: map[string]any{"path": "a.go", "limit": json.Number("10")},
+			Result: &state.ToolCallResult{Success: true, Output: "package a\n", DurationMs: 3}},
+		{ID: "c2", Tool: "shell", Arguments: map[string]any{},
+			Result: &state.ToolCallResult{Error: "denied by policy"}},
+	}
+	for _, rec := range want {
+		if err := l.Append(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"id":"c3","tool":"sh`) // the server killed while writing
+	f.Close()
+	got, err := ReadCallLog(path)
+	if err != nil {
+		t.Fatalf("ReadCallLog = %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadCallLog (-want +got):\n%s", diff)
+	}
+}

@@ -170,9 +170,6 @@ func tlsConfig(dir string, verify bool) (*tls.Config, error) {
 		InsecureSkipVerify: !verify}, nil // #nosec G402: DOCKER_TLS_VERIFY unset asks for it, as for the docker CLI
 }
 
-// Host is the engine's address as configured.
-func (c *Client) Host() string { return c.host }
-
 // Close closes the client's idle connections. Streams from AttachContainer stay open until
 // their own Close.
 func (c *Client) Close() error {

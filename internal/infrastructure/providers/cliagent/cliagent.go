@@ -8,14 +8,11 @@
 package cliagent
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +24,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
+	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
 	"github.com/awf-dev/awf/pkg/toolparse"
 )
 
@@ -97,8 +95,9 @@ type HandoffTurn struct {
 	// Dir is private to the run and removed when it ends.
 	Dir string
 	// CallsFile, in Dir, is where the MCP server appends a record of each call the agent
-	// makes (JSON Lines of state.ToolCallRecord: `awf mcp serve --calls-file`). The client
-	// reads it when the agent exits and returns the records as the reply's HandledCalls.
+	// makes (an mcp.CallLog: `awf mcp serve --calls-file`). The client reads it with
+	// mcp.ReadCallLog when the agent exits and returns the records as the reply's
+	// HandledCalls.
 	CallsFile string
 }
 
@@ -235,7 +234,7 @@ func (c *Client) chatHandoff(ctx context.Context, req ports.ChatRequest) (ports.
 		return ports.ChatResponse{}, fault.Wrap(fault.System, fmt.Errorf("%s: MCP configuration: %w", c.name, err))
 	}
 	out, err := c.run(ctx, buildHandoffPrompt(req, c.handoff.Server), args, env)
-	calls, readErr := readCalls(turn.CallsFile)
+	calls, readErr := awfmcp.ReadCallLog(turn.CallsFile)
 	if readErr != nil && err == nil { // when the agent failed too, its error says more
 		err = fault.Wrap(fault.System, fmt.Errorf("%s: the agent's tool calls: %w", c.name, readErr))
 	}
@@ -247,60 +246,6 @@ func (c *Client) chatHandoff(ctx context.Context, req ports.ChatRequest) (ports.
 		req.OnDelta(resp.Content)
 	}
 	return resp, nil
-}
-
-// readCalls reads the records `awf mcp serve --calls-file` appended to path, numbers kept
-// exact (json.Number). No file means no calls: the agent never started the server. A last
-// line without its newline was cut short (the server was killed while writing) and is left
-// out unless it holds a whole record; any other line that is not a call record is an error,
-// returned with the records before it.
-func readCalls(path string) ([]state.ToolCallRecord, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := bufio.NewReader(f)
-	var calls []state.ToolCallRecord
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return calls, fmt.Errorf("read %s: %w", path, err)
-		}
-		torn := err != nil
-		if len(bytes.TrimSpace(line)) > 0 {
-			rec, perr := parseCall(line)
-			switch {
-			case perr == nil:
-				calls = append(calls, rec)
-			case !torn:
-				return calls, fmt.Errorf("%s:%d: %w", path, n, perr)
-			}
-		}
-		if torn {
-			return calls, nil
-		}
-	}
-}
-
-// parseCall decodes one line of a calls file.
-func parseCall(line []byte) (state.ToolCallRecord, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var rec state.ToolCallRecord
-	if err := dec.Decode(&rec); err != nil {
-		return rec, fmt.Errorf("not a call record: %w", err)
-	}
-	if dec.More() {
-		return rec, errors.New("not a call record: more than one JSON value")
-	}
-	if rec.ID == "" || rec.Tool == "" || rec.Result == nil {
-		return rec, errors.New("not a call record: no id, tool or result")
-	}
-	return rec, nil
 }
 
 // response builds the reply, numbering calls after those already in the conversation so that

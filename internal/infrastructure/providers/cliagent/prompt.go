@@ -30,26 +30,17 @@ const jsonForm = `<tool_call>
 // buildPrompt renders the request for a command-line model.
 func buildPrompt(req ports.ChatRequest, format string) string {
 	var b strings.Builder
-	if s := strings.TrimSpace(req.System); s != "" {
-		b.WriteString(s)
-		b.WriteString("\n\n")
-	}
-	if len(req.Tools) == 0 && len(req.Messages) == 1 && req.Messages[0].Role == "user" {
+	writeSystem(&b, req.System)
+	if len(req.Tools) == 0 && singleUserMessage(req) {
 		b.WriteString(req.Messages[0].Content)
 		return b.String()
 	}
+	note := ""
 	if len(req.Tools) > 0 {
 		writeTools(&b, req.Tools, format)
+		note = " Call tools in the form described above, or answer in plain text when you are done."
 	}
-	b.WriteString("# Conversation\n\n")
-	for _, m := range req.Messages {
-		writeMessage(&b, m, format)
-	}
-	b.WriteString("# Your turn\n\nWrite the assistant's next message, and only that.")
-	if len(req.Tools) > 0 {
-		b.WriteString(" Call tools in the form described above, or answer in plain text when you are done.")
-	}
-	b.WriteString("\n")
+	writeConversation(&b, req.Messages, format, note)
 	return b.String()
 }
 
@@ -58,10 +49,7 @@ func buildPrompt(req ports.ChatRequest, format string) string {
 // calls written in the text, which nobody would read.
 func buildHandoffPrompt(req ports.ChatRequest, server string) string {
 	var b strings.Builder
-	if s := strings.TrimSpace(req.System); s != "" {
-		b.WriteString(s)
-		b.WriteString("\n\n")
-	}
+	writeSystem(&b, req.System)
 	fmt.Fprintf(&b, "# Tools\n\nThe MCP server %q gives you the tools below (your tool list may show them with the "+
 		"server's name as a prefix). Call them as your own tools when you need them: each call is run, approved and "+
 		"recorded for you. When you have finished, answer in plain text: that answer is the result.\n\n", server)
@@ -73,16 +61,38 @@ func buildHandoffPrompt(req ports.ChatRequest, server string) string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	if len(req.Messages) == 1 && req.Messages[0].Role == "user" {
+	if singleUserMessage(req) {
 		b.WriteString(req.Messages[0].Content)
 		return b.String()
 	}
-	b.WriteString("# Conversation\n\n")
-	for _, m := range req.Messages {
-		writeMessage(&b, m, FormatJSON)
-	}
-	b.WriteString("# Your turn\n\nWrite the assistant's next message, and only that.\n")
+	writeConversation(&b, req.Messages, FormatJSON, "")
 	return b.String()
+}
+
+// writeSystem writes the system prompt, if any, as the prompt's first paragraph.
+func writeSystem(b *strings.Builder, system string) {
+	if s := strings.TrimSpace(system); s != "" {
+		b.WriteString(s)
+		b.WriteString("\n\n")
+	}
+}
+
+// singleUserMessage reports whether the conversation is one user message, which is sent as
+// it is rather than as a transcript.
+func singleUserMessage(req ports.ChatRequest) bool {
+	return len(req.Messages) == 1 && req.Messages[0].Role == "user"
+}
+
+// writeConversation writes the conversation as a transcript, calls in format, then what to
+// do next, followed by note.
+func writeConversation(b *strings.Builder, msgs []state.Message, format, note string) {
+	b.WriteString("# Conversation\n\n")
+	for _, m := range msgs {
+		writeMessage(b, m, format)
+	}
+	b.WriteString("# Your turn\n\nWrite the assistant's next message, and only that.")
+	b.WriteString(note)
+	b.WriteString("\n")
 }
 
 func writeTools(b *strings.Builder, tools []ports.ToolSchema, format string) {

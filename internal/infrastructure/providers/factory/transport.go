@@ -89,7 +89,7 @@ func boolOpt(v any) (bool, error) {
 // agentOpt reads the name of an agent CLI awf can hand tools to through MCP.
 func agentOpt(v any) (string, error) {
 	s, err := stringOpt(v)
-	if err != nil || awfmcp.AgentKind(s) == s && s != "" {
+	if err != nil || awfmcp.KnownAgent(s) {
 		return s, err
 	}
 	return "", fmt.Errorf("want %s, %s or %s, got %q", awfmcp.AgentClaude, awfmcp.AgentCodex, awfmcp.AgentGemini, s)
