@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/awf-dev/awf/internal/domain/ports"
 )
 
 func BenchmarkMaskText(b *testing.B) {
@@ -34,6 +36,33 @@ func BenchmarkRecord(b *testing.B) {
 			rec.Arguments = map[string]any{"command": "git status", "dir": "/work"}
 			for b.Loop() {
 				if err := l.Record(b.Context(), rec); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRead reads a log of 10,000 calls, each a started and a completion record, with and
+// without an outcome filter.
+func BenchmarkRead(b *testing.B) {
+	recs := make([]ports.AuditRecord, 0, 20000)
+	for i := range 10000 {
+		done := record(i)
+		done.Arguments = map[string]any{"command": "git status"}
+		if i%10 == 0 {
+			done.Outcome = ports.OutcomeDenied
+		}
+		started := done
+		started.Outcome = ports.OutcomeStarted
+		recs = append(recs, started, done)
+	}
+	log := lines(b, recs...)
+	for _, outcome := range []string{"", ports.OutcomeDenied, ports.OutcomeStarted} {
+		b.Run("outcome="+outcome, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := Read(strings.NewReader(log), Filter{Outcome: outcome}); err != nil {
 					b.Fatal(err)
 				}
 			}

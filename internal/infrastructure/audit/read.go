@@ -50,6 +50,16 @@ func (f Filter) matchCall(rec ports.AuditRecord) bool {
 	return true
 }
 
+// holds reports whether Read must keep rec to answer f: a record f selects, or, when started
+// records may be selected, any record of a call f selects, since a completion record drops its
+// call's started record (Fold).
+func (f Filter) holds(rec ports.AuditRecord) bool {
+	if f.Outcome == "" || f.Outcome == ports.OutcomeStarted {
+		return f.matchCall(rec)
+	}
+	return f.Match(rec)
+}
+
 // Stats says what reading skipped.
 type Stats struct {
 	// Skipped counts complete lines that are not records (a damaged file).
@@ -80,7 +90,7 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 			var rec ports.AuditRecord
 			switch derr := json.Unmarshal(line, &rec); {
 			case derr == nil:
-				if f.matchCall(rec) {
+				if f.holds(rec) {
 					recs = append(recs, rec)
 				}
 			case complete:

@@ -10,7 +10,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/ports"
 )
 
-func lines(t *testing.T, recs ...ports.AuditRecord) string {
+func lines(t testing.TB, recs ...ports.AuditRecord) string {
 	var b strings.Builder
 	for _, r := range recs {
 		line, err := Encode(r, Options{})
