@@ -8,10 +8,6 @@ import (
 	"strings"
 )
 
-// rawArgsKey holds, in a call's recorded arguments, the text of arguments that were not a JSON
-// object, so that a reviewer sees what the model sent.
-const rawArgsKey = "_raw"
-
 // decodeArgs reads a call's arguments: a JSON object, with numbers kept as the model wrote
 // them where they fit an int64 or a float64 exactly. Empty text is the empty object. Anything
 // else is an error the model is told about.

@@ -87,7 +87,7 @@ func (l *loop) classify(c state.CallRef) *pendingCall {
 	args, argErr := decodeArgs(c.Arguments)
 	p.args = args
 	if argErr != nil {
-		p.args = map[string]any{rawArgsKey: c.Arguments}
+		p.args = map[string]any{state.RawArgsKey: c.Arguments}
 	}
 	key := callKey(c.Name, p.args)
 	repeats := l.breaker(key)

@@ -78,6 +78,11 @@ type StepState struct {
 	Vars         map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
 }
 
+// RawArgsKey holds, in a call's recorded Arguments, the text of arguments that were not a JSON
+// object, so that a reviewer sees what the model sent (the agent loop and awf mcp serve both
+// record such calls this way).
+const RawArgsKey = "_raw"
+
 // ToolCallRecord is one tool call of a step, as seed 002 shows it.
 type ToolCallRecord struct {
 	ID        string          `yaml:"id" json:"id"`

@@ -84,7 +84,7 @@ func TestServerRecordsCalls(t *testing.T) {
 			Result: &state.ToolCallResult{Error: `tool "boom" crashed: kaboom`}},
 		{ID: "call-4", Tool: "faulty", Arguments: map[string]any{},
 			Result: &state.ToolCallResult{Error: "approval needed and nobody to ask: " + ports.ErrAbortStep.Error(), Denied: true}},
-		{ID: "call-5", Tool: "read_file", Arguments: map[string]any{rawArgsKey: `["a.txt"]`},
+		{ID: "call-5", Tool: "read_file", Arguments: map[string]any{state.RawArgsKey: `["a.txt"]`},
 			Result: &state.ToolCallResult{Error: `tool "read_file": arguments must be a JSON object, got a list`}},
 	}
 	got := readCallLog(t, path)

@@ -143,7 +143,7 @@ func (s *Server) handler(name string) sdk.ToolHandler {
 }
 
 // call decodes a call's arguments and runs it through the invoker. Arguments that are not a
-// JSON object are an error result, recorded under rawArgsKey; a panic is an error result too.
+// JSON object are an error result, recorded under state.RawArgsKey; a panic is an error result too.
 func (s *Server) call(ctx context.Context, name, callID string, req *sdk.CallToolRequest) (args map[string]any, r tool.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -157,17 +157,13 @@ func (s *Server) call(ctx context.Context, name, callID string, req *sdk.CallToo
 	}
 	args, derr := tool.DecodeArgs(raw)
 	if derr != nil {
-		return map[string]any{rawArgsKey: string(raw)}, tool.Errorf(fmt.Sprintf("tool %q: %v", name, derr)), nil
+		return map[string]any{state.RawArgsKey: string(raw)}, tool.Errorf(fmt.Sprintf("tool %q: %v", name, derr)), nil
 	}
 	r, err = s.cfg.Invoker.Invoke(ctx, ports.ToolRequest{
 		RunID: s.cfg.RunID, Step: s.step(req), CallID: callID, Name: name, Args: args, Scope: s.cfg.Scope,
 	})
 	return args, r, err
 }
-
-// rawArgsKey holds, in a call's recorded arguments, the text of arguments that were not a
-// JSON object (the agent loop records such calls the same way).
-const rawArgsKey = "_raw"
 
 // record gives a call's record to the sink; a record that cannot be written is logged; the
 // call has happened and its audit record holds it.
