@@ -556,6 +556,11 @@ func TestAgentKillThenResume(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	stopOrphan(t, e)
+	// The agent step's saves since the state file was written are lines of the run's journal:
+	// awf saves them through the store's ports.StepJournal, not by rewriting the state file.
+	if fi, err := os.Stat(filepath.Join(e.dir, ".awf", "runs", id+".journal")); err != nil || fi.Size() == 0 {
+		t.Errorf("journal of the killed run: %v, want the agent step's saves in it", err)
+	}
 
 	r := e.mustRun(0, "resume", id, "--replay", "agent/resume.cassette.yaml", "--output", "json")
 	if !strings.Contains(r.stderr, "call_3 (slow) was in flight") {

@@ -60,13 +60,23 @@ type stepRun struct {
 
 // save applies fn to the step's live record and saves the run state.
 func (sr *stepRun) save(ctx context.Context, fn func(*state.StepState)) error {
+	sr.stopStartSave()
 	return sr.e.update(ctx, sr.step.Name, fn)
 }
 
 // saveStep is save for changes to the step's record alone, made many times in a step (an
 // agent's tool calls): the store's journal saves them, when it has one.
 func (sr *stepRun) saveStep(ctx context.Context, fn func(*state.StepState)) error {
+	sr.stopStartSave()
 	return sr.e.updateStep(ctx, sr.step.Name, fn)
+}
+
+// stopStartSave cancels the deferred save of the step's start: a save of the step records it
+// as running, so that one would only write the run again.
+func (sr *stepRun) stopStartSave() {
+	if sr.startSave != nil {
+		sr.startSave.Stop()
+	}
 }
 
 // step runs one step to its end and records it. It returns nil when the step completed, was
@@ -173,9 +183,7 @@ func (e *execution) end(ctx context.Context, sr *stepRun, out StepOutcome, err e
 	case err != nil:
 		status = state.Failed
 	}
-	if sr.startSave != nil {
-		sr.startSave.Stop()
-	}
+	sr.stopStartSave()
 	e.mu.Lock()
 	s := e.st.Step(name)
 	now := e.r.d.Clock.Now()

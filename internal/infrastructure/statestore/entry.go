@@ -128,9 +128,7 @@ func encodeEntry(buf *bytes.Buffer, en *journalEntry) error {
 // of it. Values of other types are errNotJournaled.
 func jsonValue(v any) (any, error) {
 	switch x := v.(type) {
-	case nil, bool:
-		return x, nil
-	case string:
+	case nil, bool, string:
 		return x, nil
 	case int:
 		return json.Number(strconv.Itoa(x)), nil
@@ -231,10 +229,8 @@ func decodeEntry(line []byte) (journalEntry, error) {
 	if en.ToolCalls != nil {
 		for i := range en.ToolCalls.Set {
 			c := &en.ToolCalls.Set[i].Value
-			for k, v := range c.Arguments {
-				if c.Arguments[k], err = fromJSON(v); err != nil {
-					return en, fmt.Errorf("tool call %q: %w", c.ID, err)
-				}
+			if _, err := fromJSON(c.Arguments); err != nil {
+				return en, fmt.Errorf("tool call %q: %w", c.ID, err)
 			}
 		}
 	}

@@ -156,24 +156,29 @@ func headOf(run *state.RunState) *state.RunState {
 	return &h
 }
 
-// writeOutputs writes large outputs for a journal line, before it: the line refers to them.
+// writeOutputs writes large outputs to the run's directory and syncs it, before the state
+// file or journal line that refers to them. A directory it creates is made durable in the
+// store's directory at once: a journal line is not followed by a sync of that directory.
 func (s *Store) writeOutputs(id string, writes []pendingWrite) error {
 	if len(writes) == 0 {
 		return nil
 	}
 	runDir := filepath.Join(s.dir, id)
+	_, statErr := os.Stat(runDir)
 	if err := ensureDir(runDir); err != nil {
 		return err
+	}
+	if errors.Is(statErr, os.ErrNotExist) {
+		if err := s.syncDir(s.dir); err != nil {
+			return err
+		}
 	}
 	for _, w := range writes {
 		if err := writeAtomic(runDir, w.name, !s.noSync, w.content); err != nil {
 			return err
 		}
 	}
-	if err := s.syncDir(runDir); err != nil {
-		return err
-	}
-	return s.syncDir(s.dir) // the run's directory may be new
+	return s.syncDir(runDir)
 }
 
 // commitOutputs records the output files a journal line refers to, deleting those they

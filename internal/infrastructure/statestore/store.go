@@ -178,19 +178,8 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	if err := s.forgetStaleJournal(run.ID, e); err != nil {
 		return err
 	}
-	if len(x.writes) > 0 {
-		runDir := filepath.Join(s.dir, run.ID)
-		if err := ensureDir(runDir); err != nil {
-			return err
-		}
-		for _, w := range x.writes {
-			if err := writeAtomic(runDir, w.name, !s.noSync, w.content); err != nil {
-				return err
-			}
-		}
-		if err := s.syncDir(runDir); err != nil {
-			return err
-		}
+	if err := s.writeOutputs(run.ID, x.writes); err != nil {
+		return err
 	}
 	if err := writeAtomic(s.dir, run.ID+stateExt, !s.noSync, doc...); err != nil {
 		return err
