@@ -169,6 +169,11 @@ func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exe
 		res.Duration = g.d.Clock.Now().Sub(start)
 	}
 	rec.DurationMs = res.Duration.Milliseconds()
+	if r := res.Refusal; r != nil {
+		rec.Sandbox = &ports.AuditSandbox{Decision: ports.DecisionDeny, Rule: r.Rule, Layer: r.Layer,
+			Reason: res.Error, Backend: rec.Sandbox.Backend, Applied: rec.Sandbox.Applied}
+		return res, Verdict{Denied: true, By: ports.ByPolicy}
+	}
 	return res, Verdict{By: ad.By, TimedOut: timedOut}
 }
 

@@ -99,6 +99,9 @@ type Result struct {
 	// Denied is true when the governed path refused the call (policy, approval, quota, call
 	// gate): the tool did not run and Error says why.
 	Denied bool
+	// Refusal is set when a layer inside the tool refused the call (see Refused); the governed
+	// path then records a denial with its layer and rule.
+	Refusal *Refusal
 }
 
 // OK returns a successful result with output text.
@@ -109,3 +112,23 @@ func Errorf(msg string) Result { return Result{Status: StatusError, Error: msg} 
 
 // Succeeded reports whether the result is not an error.
 func (r Result) Succeeded() bool { return r.Status != StatusError }
+
+// Refusal says which layer refused a call while the tool was running and under which rule: a
+// path outside the policy, a protected path, a program off the command allowlist, a host the
+// guard refused, a size gate. The governed path records it as a denial (audit decision deny
+// with this layer and rule), never as an allowed call that failed.
+type Refusal struct {
+	// Layer is the layer that decided: "L0 gate", "L1 os.Root", "L1 command check",
+	// "L1 connect-time IP guard", "L2 exec guard", ...
+	Layer string `json:"layer" yaml:"layer"`
+	// Rule is the policy rule that decided, such as sandbox.paths.write, protect,
+	// restrictions.commands or sandbox.hosts.
+	Rule string `json:"rule" yaml:"rule"`
+}
+
+// Refused returns the error result of a call that a layer refused: the tool did not do what
+// was asked (or, for a check inside a running program, stopped before doing more), and msg
+// tells the model why.
+func Refused(layer, rule, msg string) Result {
+	return Result{Status: StatusError, Error: msg, Denied: true, Refusal: &Refusal{Layer: layer, Rule: rule}}
+}
