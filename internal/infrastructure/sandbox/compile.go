@@ -76,6 +76,9 @@ func Compile(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (*Spec, 
 	if s.Limits.PIDs == 0 {
 		s.Limits.PIDs = DefaultPIDs
 	}
+	if p.Exec == "allowlist" || r.Exec == "allowlist" {
+		return nil, fault.New(fault.Invalid, "sandbox.exec: allowlist is not enforced by this build yet")
+	}
 	if s.Strict, err = compileEnforce(p.Enforce); err != nil {
 		return nil, err
 	}
