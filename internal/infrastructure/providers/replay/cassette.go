@@ -19,6 +19,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // Version is the cassette format this package writes and reads.
@@ -72,6 +73,9 @@ func Load(path string) (*Cassette, error) {
 	}
 	if err != nil {
 		return nil, fault.Wrap(fault.Usage, fmt.Errorf("replay: read cassette: %w", err))
+	}
+	if err := yamlnode.CheckFile(path, data); err != nil {
+		return nil, fault.New(fault.Usage, "replay: cassette %w", err)
 	}
 	var c Cassette
 	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
