@@ -45,6 +45,10 @@ type Spec struct {
 	// RestrictCommands with no Commands allows no command at all.
 	Commands         []string `json:"commands,omitempty"`
 	RestrictCommands bool     `json:"restrict_commands,omitempty"`
+	// ExecAllowlist makes the kernel enforce Commands (`exec: allowlist`): processes may
+	// execute only the allowed programs and what they need to start (ResolveExec); it needs
+	// Landlock.
+	ExecAllowlist bool `json:"exec_allowlist,omitempty"`
 	Network          Network  `json:"network"`
 	Limits           Limits   `json:"limits"`
 	Env              Env      `json:"env"`
@@ -57,6 +61,9 @@ type Spec struct {
 	Unavailable []Layer `json:"unavailable,omitempty"`
 	// Plan is what Prepare decided for one helper; nil before Prepare.
 	Plan *Plan `json:"plan,omitempty"`
+	// exec is what an exec allowlist lets processes execute, resolved in the helper
+	// (Helper.Setup) before Enter.
+	exec *ExecSet
 }
 
 // Network is the network part of a Spec.
@@ -192,11 +199,16 @@ func checkAbs(what, p string) error {
 	return nil
 }
 
-// Required returns the layers that must be applied: Require, and with Strict every layer that
+// Required returns the layers that must be applied: Require, Landlock, the mount namespace
+// and seccomp for an exec allowlist, and with Strict every layer that
 // applies to this spec (netns and landlock-net by network mode; userns and cgroup only when
 // listed, as they are means rather than protections).
 func (s *Spec) Required() []Layer {
 	req := slices.Clone(s.Require)
+	if s.ExecAllowlist {
+		// Landlock's execute right; noexec mounts against the loader; no memfd_create.
+		req = append(req, LayerLandlock, LayerMountNS, LayerSeccomp)
+	}
 	if s.Strict {
 		req = append(req, LayerMountNS, LayerPIDNS, LayerRlimits, LayerNoNewPrivs, LayerUID,
 			LayerLandlock, LayerSeccomp)
