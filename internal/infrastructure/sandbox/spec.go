@@ -48,10 +48,10 @@ type Spec struct {
 	// ExecAllowlist makes the kernel enforce Commands (`exec: allowlist`): processes may
 	// execute only the allowed programs and what they need to start (ResolveExec); it needs
 	// Landlock.
-	ExecAllowlist bool `json:"exec_allowlist,omitempty"`
-	Network          Network  `json:"network"`
-	Limits           Limits   `json:"limits"`
-	Env              Env      `json:"env"`
+	ExecAllowlist bool    `json:"exec_allowlist,omitempty"`
+	Network       Network `json:"network"`
+	Limits        Limits  `json:"limits"`
+	Env           Env     `json:"env"`
 	// Strict makes every applicable layer mandatory (`enforce: strict`).
 	Strict bool `json:"strict,omitempty"`
 	// Require lists the layers that must be applied, or the tool does not run.
