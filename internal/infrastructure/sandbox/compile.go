@@ -79,6 +79,12 @@ func Compile(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (*Spec, 
 	if s.ExecAllowlist, err = compileExec(p.Exec, r.Exec, s.RestrictCommands); err != nil {
 		return nil, err
 	}
+	for _, c := range s.Commands {
+		overlaps := func(w string) bool { return within(c, w) || within(w, c) }
+		if s.ExecAllowlist && filepath.IsAbs(c) && slices.ContainsFunc(s.Write, overlaps) {
+			return nil, fault.New(fault.Invalid, "sandbox.commands: %s is or holds a writable path: under exec: allowlist nothing a process can write may be executed", c)
+		}
+	}
 	if s.Strict, err = compileEnforce(p.Enforce); err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func (e *enter) namespaces() error {
 	if !e.in(LayerMountNS) {
 		return nil
 	}
-	e.m = &mounts{spec: e.spec, paths: e.paths, idmap: e.plan.IDMap && e.plan.DropUID >= 0, exec: e.spec.exec}
+	e.m = &mounts{spec: e.spec, paths: e.paths, idmap: e.plan.IDMap && e.plan.DropUID >= 0, exec: e.spec.Executable}
 	err := e.m.setup(e.in(LayerPIDNS))
 	e.a.Notes = append(e.a.Notes, e.m.notes...)
 	if err != nil {
@@ -155,7 +155,7 @@ func (e *enter) landlockRules() landlock.Rules {
 		RestrictNet:  e.spec.Network.Mode != NetworkHost,
 		RestrictExec: e.spec.ExecAllowlist,
 	}
-	if x := e.spec.exec; x != nil {
+	if x := e.spec.Executable; x != nil {
 		r.Exec = x.Programs
 	}
 	if e.m != nil && e.m.procMounted {

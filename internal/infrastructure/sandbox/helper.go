@@ -29,7 +29,7 @@ func (h *Helper) Setup(encoded []byte, env []string) ([]string, error) {
 	}
 	if spec.ExecAllowlist {
 		set := ResolveExec(spec, envValue(env, "PATH"))
-		spec.exec = &set
+		spec.Executable = &set
 	}
 	if h.Applied, err = Enter(spec); err != nil {
 		return nil, err

@@ -46,8 +46,8 @@ type Spec struct {
 	Commands         []string `json:"commands,omitempty"`
 	RestrictCommands bool     `json:"restrict_commands,omitempty"`
 	// ExecAllowlist makes the kernel enforce Commands (`exec: allowlist`): processes may
-	// execute only the allowed programs and what they need to start (ResolveExec); it needs
-	// Landlock.
+	// execute only the allowed programs and what they need to start (ResolveExec); it
+	// requires Landlock, the mount namespace and seccomp.
 	ExecAllowlist bool    `json:"exec_allowlist,omitempty"`
 	Network       Network `json:"network"`
 	Limits        Limits  `json:"limits"`
@@ -61,9 +61,9 @@ type Spec struct {
 	Unavailable []Layer `json:"unavailable,omitempty"`
 	// Plan is what Prepare decided for one helper; nil before Prepare.
 	Plan *Plan `json:"plan,omitempty"`
-	// exec is what an exec allowlist lets processes execute, resolved in the helper
-	// (Helper.Setup) before Enter.
-	exec *ExecSet
+	// Executable is what an exec allowlist lets processes execute, resolved in the helper
+	// (Helper.Setup, ResolveExec) before Enter; never on the wire.
+	Executable *ExecSet `json:"-"`
 }
 
 // Network is the network part of a Spec.
