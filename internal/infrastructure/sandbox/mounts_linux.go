@@ -218,14 +218,14 @@ func (m *mounts) closeUserns() {
 	}
 }
 
-// protect hides every existing match of the protected patterns (protectMatches): an empty
+// protect hides every existing match of the protected patterns (ProtectMatches): an empty
 // read-only directory over a directory, an empty read-only file over anything else, so that a
 // process can neither read nor write them (.env, .git/config, .awf, .git/hooks). Before that,
 // the directories between a match and its writable root are bound onto themselves (a mount
 // point cannot be renamed or removed, so .git cannot be swapped for another). A match that is
 // a symbolic link is hidden at its target when that lies in a path the process may read.
 func (m *mounts) protect() error {
-	matches, truncated := protectMatches(m.spec.Protect)
+	matches, truncated := ProtectMatches(m.spec.Protect)
 	if truncated {
 		m.notes = append(m.notes, fmt.Sprintf("protect: stopped looking for matches of ** patterns after %d entries", maxProtectWalk))
 	}
