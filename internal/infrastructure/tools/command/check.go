@@ -65,7 +65,8 @@ func (c Config) check(name string, req ports.ProcessRequest, argv []string) (too
 	if !errors.As(err, &r) {
 		return tool.Result{}, false
 	}
-	return tool.Refused(CheckLayer, c.rule(r), fmt.Sprintf("%s: %v; nothing was run", name, r)), true
+	rule := c.rule(r)
+	return tool.Refused(CheckLayer, rule, fmt.Sprintf("%s: command %q refused (%s): %s; nothing was run", name, r.Program, rule, r.Detail)), true
 }
 
 // rule names the policy rule of a refusal: the list that left the program out (the tool's
