@@ -77,6 +77,14 @@ func (l *sandboxLaunch) Close() {
 	}
 }
 
+// limits are the resource limits the helper runs under; none without a sandbox.
+func (l *sandboxLaunch) limits() sandbox.Limits {
+	if l == nil {
+		return sandbox.Limits{}
+	}
+	return l.Spec.Limits
+}
+
 // extraFiles are the descriptors the helper inherits after the request and status pipes.
 func (l *sandboxLaunch) extraFiles() []*os.File {
 	if l == nil {
