@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -70,5 +74,111 @@ func TestLimitsReportTheLimit(t *testing.T) {
 	}
 	if s := st.States["after"]; s == nil || s.Output != "still-working\n" {
 		t.Errorf("the step after the limits did not run normally: %+v", s)
+	}
+}
+
+// gitRepo makes e's directory a git repository with one commit, owned by the user running the
+// tests (root here: the sandbox then runs tools as uid 65534, which owns nothing).
+func gitRepo(t *testing.T, e *env) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, args := range [][]string{
+		{"init", "-q"}, {"config", "user.email", "awf@example.com"}, {"config", "user.name", "awf"},
+		{"commit", "-q", "--allow-empty", "-m", "first"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = e.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestSandboxedGitReadOnly (issue 11, item 4): with a read-only workspace a root awf runs tools
+// as uid 65534; legitimate read-only git must still work there, from the top of the
+// repository and from a subdirectory.
+func TestSandboxedGitReadOnly(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	e := newEnv(t)
+	gitRepo(t, e)
+	e.write("src/x.go", "package src\n")
+	e.write("git.yaml", `name: git
+approval: {default: auto}
+sandbox:
+  paths: {write: []}
+steps:
+  - {name: status, type: tool, tool: shell, args: {command: "git status --porcelain"}, continue_on_error: true}
+  - {name: log, type: tool, tool: shell, args: {command: "set -o pipefail; git log --format=%s | cat"}, continue_on_error: true}
+  - {name: subdir, type: tool, tool: shell, args: {command: "cd src && git status --porcelain ."}, continue_on_error: true}
+`)
+	res := e.runJSON(0, "run", "git.yaml")
+	st := e.state(res.RunID)
+	for step, want := range map[string]string{"status": "?? src/", "log": "first\n", "subdir": "?? src/"} {
+		s := st.States[step]
+		if s == nil || s.Status != state.Completed || !strings.Contains(s.Output, want) {
+			t.Errorf("step %s = %+v; want completed with %q in the output", step, s, want)
+		}
+	}
+}
+
+// TestSandboxedGitHooksOff (issue 11, item 3a): git in a tool process runs no hooks and no
+// fsmonitor, even when the repository's own .git/config names them, unless the policy says
+// sandbox.git_hooks: true (the control that shows the hooks would have run).
+func TestSandboxedGitHooksOff(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	const hook = "#!/bin/sh\necho \"$0\" >> \"$(git rev-parse --show-toplevel)/hook-ran\"\nexit 0\n"
+	for _, allowed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("git_hooks=%v", allowed), func(t *testing.T) {
+			e := newEnv(t)
+			gitRepo(t, e)
+			for _, name := range []string{".git/hooks/pre-commit", "githooks/pre-commit", "githooks/post-commit", "fsmonitor.sh"} {
+				e.write(name, hook)
+				if err := os.Chmod(filepath.Join(e.dir, name), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The repository's own configuration names the programs: a tool cannot write
+			// .git/config (protected), but a workspace may come with one.
+			for key, value := range map[string]string{"core.fsmonitor": filepath.Join(e.dir, "fsmonitor.sh"), "core.hooksPath": "githooks"} {
+				cmd := exec.Command("git", "config", key, value)
+				cmd.Dir = e.dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git config: %v\n%s", err, out)
+				}
+			}
+			e.write("work.txt", "work\n")
+			e.write("git.yaml", fmt.Sprintf(`name: git
+approval: {default: auto}
+sandbox: {git_hooks: %v}
+steps:
+  - {name: status, type: tool, tool: shell, args: {command: "git status --porcelain"}, continue_on_error: true}
+  - {name: commit, type: tool, tool: shell, args: {command: "git add work.txt && git commit -q -m work"}, continue_on_error: true}
+`, allowed))
+			res := e.runJSON(0, "run", "git.yaml")
+			st := e.state(res.RunID)
+			ran, _ := os.ReadFile(filepath.Join(e.dir, "hook-ran"))
+			if !allowed {
+				for _, step := range []string{"status", "commit"} {
+					if s := st.States[step]; s == nil || s.Status != state.Completed {
+						t.Errorf("step %s = %+v; want completed", step, s)
+					}
+				}
+				if len(ran) > 0 {
+					t.Errorf("git ran programs the repository named, with hooks off:\n%s", ran)
+				}
+				return
+			}
+			for _, want := range []string{"fsmonitor.sh", "githooks/pre-commit", "githooks/post-commit"} {
+				if !strings.Contains(string(ran), want) {
+					t.Errorf("with git_hooks: true, %s did not run (ran: %q): the control proves nothing", want, ran)
+				}
+			}
+		})
 	}
 }
