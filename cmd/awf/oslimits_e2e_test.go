@@ -77,19 +77,22 @@ func TestLimitsReportTheLimit(t *testing.T) {
 	}
 }
 
-// gitRepo makes e's directory a git repository with one commit, owned by the user running the
-// tests (root here: the sandbox then runs tools as uid 65534, which owns nothing).
-func gitRepo(t *testing.T, e *env) {
+// gitRepo makes dir a git repository with one commit, owned by the user running the tests
+// (root here: the sandbox then runs tools as uid 65534, which owns nothing).
+func gitRepo(t *testing.T, dir string) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for _, args := range [][]string{
 		{"init", "-q"}, {"config", "user.email", "awf@example.com"}, {"config", "user.name", "awf"},
 		{"commit", "-q", "--allow-empty", "-m", "first"},
 	} {
 		cmd := exec.Command("git", args...)
-		cmd.Dir = e.dir
+		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
@@ -104,7 +107,7 @@ func TestSandboxedGitReadOnly(t *testing.T) {
 		t.Skip("the sandbox of tool processes is Linux-only")
 	}
 	e := newEnv(t)
-	gitRepo(t, e)
+	gitRepo(t, e.dir)
 	e.write("src/x.go", "package src\n")
 	e.write("git.yaml", `name: git
 approval: {default: auto}
@@ -126,8 +129,10 @@ steps:
 }
 
 // TestSandboxedGitHooksOff (issue 11, item 3a): git in a tool process runs no hooks and no
-// fsmonitor, even when the repository's own .git/config names them, unless the policy says
-// sandbox.git_hooks: true (the control that shows the hooks would have run).
+// fsmonitor, even when the repository's own configuration names them, unless the policy says
+// sandbox.git_hooks: true (the control that shows they would have run). The repository is
+// nested in the workspace: the sandbox hides the top-level .git/config and .git/hooks, not
+// those of every repository a tool can reach.
 func TestSandboxedGitHooksOff(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the sandbox of tool processes is Linux-only")
@@ -136,39 +141,38 @@ func TestSandboxedGitHooksOff(t *testing.T) {
 	for _, allowed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("git_hooks=%v", allowed), func(t *testing.T) {
 			e := newEnv(t)
-			gitRepo(t, e)
-			for _, name := range []string{".git/hooks/pre-commit", "githooks/pre-commit", "githooks/post-commit", "fsmonitor.sh"} {
+			lib := filepath.Join(e.dir, "lib")
+			gitRepo(t, lib)
+			for _, name := range []string{"lib/.git/hooks/pre-commit", "lib/githooks/pre-commit", "lib/githooks/post-commit", "lib/fsmonitor.sh"} {
 				e.write(name, hook)
 				if err := os.Chmod(filepath.Join(e.dir, name), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
-			// The repository's own configuration names the programs: a tool cannot write
-			// .git/config (protected), but a workspace may come with one.
-			for key, value := range map[string]string{"core.fsmonitor": filepath.Join(e.dir, "fsmonitor.sh"), "core.hooksPath": "githooks"} {
+			for key, value := range map[string]string{"core.fsmonitor": filepath.Join(lib, "fsmonitor.sh"), "core.hooksPath": "githooks"} {
 				cmd := exec.Command("git", "config", key, value)
-				cmd.Dir = e.dir
+				cmd.Dir = lib
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("git config: %v\n%s", err, out)
 				}
 			}
-			e.write("work.txt", "work\n")
+			e.write("lib/work.txt", "work\n")
 			e.write("git.yaml", fmt.Sprintf(`name: git
 approval: {default: auto}
 sandbox: {git_hooks: %v}
 steps:
-  - {name: status, type: tool, tool: shell, args: {command: "git status --porcelain"}, continue_on_error: true}
-  - {name: commit, type: tool, tool: shell, args: {command: "git add work.txt && git commit -q -m work"}, continue_on_error: true}
+  - {name: status, type: tool, tool: shell, args: {command: "cd lib && git status --porcelain"}, continue_on_error: true}
+  - {name: commit, type: tool, tool: shell, args: {command: "cd lib && git add work.txt && git commit -q -m work"}, continue_on_error: true}
 `, allowed))
 			res := e.runJSON(0, "run", "git.yaml")
 			st := e.state(res.RunID)
-			ran, _ := os.ReadFile(filepath.Join(e.dir, "hook-ran"))
-			if !allowed {
-				for _, step := range []string{"status", "commit"} {
-					if s := st.States[step]; s == nil || s.Status != state.Completed {
-						t.Errorf("step %s = %+v; want completed", step, s)
-					}
+			for _, step := range []string{"status", "commit"} {
+				if s := st.States[step]; s == nil || s.Status != state.Completed {
+					t.Errorf("step %s = %+v; want completed", step, s)
 				}
+			}
+			ran, _ := os.ReadFile(filepath.Join(lib, "hook-ran"))
+			if !allowed {
 				if len(ran) > 0 {
 					t.Errorf("git ran programs the repository named, with hooks off:\n%s", ran)
 				}
