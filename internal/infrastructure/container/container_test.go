@@ -169,6 +169,20 @@ func TestLayoutHidesProtectedPaths(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("protected mounts (-want +got):\n%s", diff)
 	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	l, err = planLayout(ws, &workflow.Policy{GitHooks: true}, nil, true)
+	must(err)
+	hooks := filepath.Join(ws, ".git", "hooks")
+	for _, m := range l.mounts("/empty") {
+		if m.Target == hooks && (m.Type != engine.MountBind || m.Source != hooks || !m.ReadOnly) {
+			t.Errorf("git_hooks: true: .git/hooks mounted as %+v, want bound read-only over itself", m)
+		}
+	}
 }
 
 func TestLayoutMountsParentsFirst(t *testing.T) {

@@ -22,6 +22,7 @@ type layout struct {
 	readOnly  []string // extra read-only mount targets outside the workspace
 	protected []string // hidden: an empty read-only directory or file mounted over each
 	protDirs  map[string]bool
+	visible   string // a protected path bound read-only rather than hidden ("" for none)
 	sources   map[string]string
 	notes     []string // what the policy asks that this layout does not enforce
 }
@@ -44,6 +45,10 @@ func (l *layout) mounts(empty string) []engine.Mount {
 		add(p, false)
 	}
 	for _, p := range l.protected {
+		if p == l.visible {
+			add(p, true)
+			continue
+		}
 		if l.protDirs[p] {
 			ms = append(ms, engine.Mount{Type: engine.MountTmpfs, Target: p, ReadOnly: true,
 				TmpfsOptions: &engine.TmpfsOptions{SizeBytes: 4096, Mode: 0o555}})
@@ -95,6 +100,9 @@ func planLayout(workspace string, p *workflow.Policy, narrow []string, create bo
 	}
 	if err := l.addReadable(paths.Read); err != nil {
 		return nil, err
+	}
+	if p != nil && p.GitHooks {
+		l.visible = filepath.Join(ws, ".git", "hooks") // git runs them: readable, read-only
 	}
 	l.addProtected(paths.Protect)
 	return l, nil

@@ -76,6 +76,9 @@ func Compile(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (*Spec, 
 	if s.Limits.PIDs == 0 {
 		s.Limits.PIDs = DefaultPIDs
 	}
+	if p.GitHooks {
+		s.Visible = []string{filepath.Join(ctx.Dir, ".git", "hooks")}
+	}
 	if s.ExecAllowlist, err = compileExec(p.Exec, r.Exec, s.RestrictCommands); err != nil {
 		return nil, err
 	}

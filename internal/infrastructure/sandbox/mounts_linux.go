@@ -223,7 +223,8 @@ func (m *mounts) closeUserns() {
 // process can neither read nor write them (.env, .git/config, .awf, .git/hooks). Before that,
 // the directories between a match and its writable root are bound onto themselves (a mount
 // point cannot be renamed or removed, so .git cannot be swapped for another). A match that is
-// a symbolic link is hidden at its target when that lies in a path the process may read.
+// a symbolic link is hidden at its target when that lies in a path the process may read. A
+// match of Spec.Visible is bound read-only instead of hidden.
 func (m *mounts) protect() error {
 	matches, truncated := ProtectMatches(m.spec.Protect)
 	if truncated {
@@ -261,7 +262,7 @@ func (m *mounts) protect() error {
 		if slices.ContainsFunc(targets, func(t string) bool { return within(d, t) }) {
 			continue
 		}
-		if err := m.rebind(d, 0, true); err != nil {
+		if err := m.rebind(d, 0, 0, true); err != nil {
 			return err
 		}
 	}
@@ -275,7 +276,11 @@ func (m *mounts) protect() error {
 		if coveredBy(p, done) {
 			continue // beneath a directory already hidden
 		}
-		if err := src.hide(p); err != nil {
+		hide := src.hide
+		if slices.ContainsFunc(m.spec.Visible, func(v string) bool { return matchSegments(splitPath(v), splitPath(p)) }) {
+			hide = func(p string) error { return m.rebind(p, unix.MOUNT_ATTR_RDONLY, 0, true) }
+		}
+		if err := hide(p); err != nil {
 			return err
 		}
 		done = append(done, p)
@@ -283,9 +288,9 @@ func (m *mounts) protect() error {
 	return nil
 }
 
-// rebind binds path over itself, with the clear attributes cleared, keeping the mounts
-// beneath it.
-func (m *mounts) rebind(path string, clear uint64, recursive bool) error {
+// rebind binds path over itself, with the set attributes set and the clear ones cleared,
+// keeping the mounts beneath it when recursive.
+func (m *mounts) rebind(path string, set, clear uint64, recursive bool) error {
 	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
 	if recursive {
 		flags |= unix.AT_RECURSIVE
@@ -295,8 +300,8 @@ func (m *mounts) rebind(path string, clear uint64, recursive bool) error {
 		return fmt.Errorf("mountns: clone %s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	if clear != 0 {
-		attr := unix.MountAttr{Attr_clr: clear}
+	if set|clear != 0 {
+		attr := unix.MountAttr{Attr_set: set, Attr_clr: clear}
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
 			return fmt.Errorf("mountns: set the attributes of %s: %w", path, err)
 		}
@@ -321,7 +326,7 @@ func (m *mounts) allowExec() error {
 		return nil
 	}
 	for _, p := range slices.Concat(m.exec.Programs, m.exec.Libraries) {
-		if err := m.rebind(p, unix.MOUNT_ATTR_NOEXEC, true); err != nil {
+		if err := m.rebind(p, 0, unix.MOUNT_ATTR_NOEXEC, true); err != nil {
 			return err
 		}
 	}

@@ -299,6 +299,13 @@ echo ok > .git/ORIG_HEAD && echo "wrote .git/ORIG_HEAD"
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "post-checkout")); err == nil {
 		t.Error("a new hook was created")
 	}
+
+	// With git_hooks: true the hooks stay readable (git runs them), still read-only.
+	spec, _ = Compile(&workflow.Policy{GitHooks: true}, nil, Context{Dir: ws})
+	res = sandboxedScript(t, spec, rep, "cat .git/hooks/pre-commit; echo evil >> .git/hooks/pre-commit || echo refused; cat .env")
+	if want := "#!/bin/sh\nrefused\n"; res.stdout != want {
+		t.Errorf("git_hooks: true: stdout = %q, want %q (hooks readable, read-only; .env hidden)\nstderr: %s", res.stdout, want, res.stderr)
+	}
 }
 
 func TestNetworkAllowlistThroughProxy(t *testing.T) {

@@ -41,6 +41,9 @@ type Spec struct {
 	// Protect are absolute glob patterns (filepath.Match syntax) of paths never writable,
 	// even inside Write: they are bound read-only when the helper starts.
 	Protect []string `json:"protect,omitempty"`
+	// Visible are protected paths that stay readable (bound read-only, not hidden):
+	// .git/hooks when the policy lets git run hooks (git_hooks: true).
+	Visible []string `json:"visible,omitempty"`
 	// Commands is the command allowlist (sandbox/cmdcheck) when RestrictCommands is set;
 	// RestrictCommands with no Commands allows no command at all.
 	Commands         []string `json:"commands,omitempty"`
@@ -162,7 +165,7 @@ func (s *Spec) Validate() error {
 	for _, list := range []struct {
 		name  string
 		paths []string
-	}{{"read", s.Read}, {"write", s.Write}, {"protect", s.Protect}} {
+	}{{"read", s.Read}, {"write", s.Write}, {"protect", s.Protect}, {"visible", s.Visible}} {
 		for _, p := range list.paths {
 			if err := checkAbs(list.name, p); err != nil {
 				return err
