@@ -46,6 +46,8 @@ func (e *execution) tool(ctx context.Context, sr *stepRun) (StepOutcome, error) 
 	switch {
 	case err != nil:
 		return StepOutcome{}, fmt.Errorf("tool %q: %w", ts.Tool, err)
+	case res.Denied: // a refusal that ends the step ends the run as denied (exit code 5)
+		return StepOutcome{Output: res.Output}, fault.New(fault.Denied, "tool %q: %s", ts.Tool, res.Error)
 	case !res.Succeeded():
 		return StepOutcome{Output: res.Output}, fault.New(fault.Execution, "tool %q: %s", ts.Tool, res.Error)
 	}
