@@ -215,6 +215,21 @@ func minimalRoots(paths []string) []string {
 	return out
 }
 
+// Commands returns the command allowlist of a tool's processes: the policy's commands
+// narrowed by the tool's restrictions (nil: none), relative paths made absolute from
+// ctx.Dir, as Compile puts it in the Spec. restricted is false when neither sets one: any
+// command may run.
+func Commands(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (list []string, restricted bool, err error) {
+	var policy, narrow []string
+	if p != nil {
+		policy = p.Commands
+	}
+	if r != nil {
+		narrow = r.Commands
+	}
+	return compileCommands(policy, narrow, ctx)
+}
+
 func compileCommands(policy, narrow []string, ctx Context) ([]string, bool, error) {
 	norm := func(field string, list []string) ([]string, error) {
 		out := []string{}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
 
@@ -65,7 +66,7 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 		if ctx.Err() != nil && !strings.Contains(msg, "interrupt") {
 			msg = "interrupted: " + msg
 		}
-		fmt.Fprintln(ios.ErrOut, "error: "+msg)
+		fmt.Fprintln(ios.ErrOut, "error: "+render.Text(msg)) // errors can quote tool output
 		if wantsJSON(cmd, args) {
 			writeJSONError(ios, out.wrote.Load(), err, code)
 		}

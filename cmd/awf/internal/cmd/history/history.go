@@ -14,6 +14,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -100,7 +101,8 @@ func WriteTable(w io.Writer, rows []Row) error {
 		if r.FinishedAt != nil {
 			dur = (time.Duration(r.DurationMs) * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", r.Prefix, r.ID, r.Workflow, r.Status, r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", r.Prefix, render.Line(r.ID), render.Line(r.Workflow), render.Line(string(r.Status)),
+			r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
 	}
 	return tw.Flush()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
@@ -100,10 +101,13 @@ const outputLines = 5
 
 // Write prints a run for people: its header, each step with its status, duration, tool calls,
 // calls in flight, sub-workflow run, error and the first lines of its output, then the run's
-// output.
+// output. Every text from the run is escaped (render.Line and render.Text), on a terminal or
+// not: status is read by people, and a state file can hold anything a tool printed; --output
+// json gives the exact text.
 func Write(w io.Writer, v View) {
 	run := v.RunState
-	fmt.Fprintf(w, "run:      %s\nworkflow: %s (%s)\nstatus:   %s\n", run.ID, run.Workflow, run.WorkflowFile, run.Status)
+	l := render.Line
+	fmt.Fprintf(w, "run:      %s\nworkflow: %s (%s)\nstatus:   %s\n", l(run.ID), l(run.Workflow), l(run.WorkflowFile), l(string(run.Status)))
 	if run.Parent != "" {
 		fmt.Fprintf(w, "parent:   %s\n", describe(run.Parent, v.Parent))
 	}
@@ -112,9 +116,9 @@ func Write(w io.Writer, v View) {
 		fmt.Fprintf(w, "finished: %s\n", run.FinishedAt.Format(time.RFC3339))
 	}
 	fmt.Fprintf(w, "duration: %s%s\n", run.Duration().Round(time.Millisecond), resumed(run))
-	fmt.Fprintf(w, "state:    %s\n", v.StateFile)
+	fmt.Fprintf(w, "state:    %s\n", l(v.StateFile))
 	if run.Error != "" {
-		fmt.Fprintf(w, "error:    %s\n", run.Error)
+		fmt.Fprintf(w, "error:    %s\n", l(run.Error))
 	}
 	fmt.Fprintln(w, "steps:")
 	linked := map[string]bool{}
@@ -133,13 +137,14 @@ func Write(w io.Writer, v View) {
 		fmt.Fprintf(w, "child runs:\n  %s\n", strings.Join(other, "\n  "))
 	}
 	if run.Output != "" {
-		fmt.Fprintf(w, "output:\n%s\n", indent(strings.TrimRight(run.Output, "\n"), "  "))
+		fmt.Fprintf(w, "output:\n%s\n", indent(render.Text(strings.TrimRight(run.Output, "\n")), "  "))
 	}
 }
 
 // writeStep prints one step; linked collects the child runs it names.
 func writeStep(w io.Writer, name string, s *state.StepState, children []ports.RunSummary, linked map[string]bool) {
-	line := fmt.Sprintf("  %-24s %-11s", name, s.Status)
+	l := render.Line
+	line := fmt.Sprintf("  %-24s %-11s", l(name), l(string(s.Status)))
 	if s.DurationMs > 0 {
 		line += fmt.Sprintf(" %s", (time.Duration(s.DurationMs) * time.Millisecond).String())
 	}
@@ -150,7 +155,7 @@ func writeStep(w io.Writer, name string, s *state.StepState, children []ports.Ru
 	const pad = "      "
 	for _, c := range s.ToolCalls {
 		if c.InFlight {
-			fmt.Fprintf(w, "    in flight: %s %s (call %s)\n", c.Tool, arguments(c.Arguments), c.ID)
+			fmt.Fprintf(w, "    in flight: %s %s (call %s)\n", l(c.Tool), l(arguments(c.Arguments)), l(c.ID))
 		}
 	}
 	if id := s.Vars[state.SubRunVar]; id != "" {
@@ -164,21 +169,22 @@ func writeStep(w io.Writer, name string, s *state.StepState, children []ports.Ru
 		fmt.Fprintf(w, "    sub-run:   %s\n", describe(id, sum))
 	}
 	if s.Error != "" {
-		fmt.Fprintf(w, "    error:     %s\n", firstLine(s.Error))
+		fmt.Fprintf(w, "    error:     %s\n", l(firstLine(s.Error)))
 	}
 	if out := strings.TrimRight(s.Output, "\n"); strings.Contains(out, "\n") {
-		fmt.Fprintf(w, "    output:\n%s\n", indent(head(out, outputLines), pad))
+		fmt.Fprintf(w, "    output:\n%s\n", indent(render.Text(head(out, outputLines)), pad))
 	} else if out != "" {
-		fmt.Fprintf(w, "    output:    %s\n", out)
+		fmt.Fprintf(w, "    output:    %s\n", l(out))
 	}
 }
 
 // describe names a related run: its id and, when found, its workflow and status.
 func describe(id string, sum *ports.RunSummary) string {
+	l := render.Line
 	if sum == nil {
-		return id + " (not found)"
+		return l(id) + " (not found)"
 	}
-	return fmt.Sprintf("%s (%s, %s)", id, sum.Workflow, sum.Status)
+	return fmt.Sprintf("%s (%s, %s)", l(id), l(sum.Workflow), l(string(sum.Status)))
 }
 
 // resumed says how often a run was resumed: its duration leaves out the waits between.
