@@ -121,6 +121,9 @@ type Policy struct {
 	Enforce  string // best_effort | strict
 	Backend  string // process | container
 	Image    string
+	// GitHooks lets git run hooks and core.fsmonitor in tool processes; off by default, so
+	// that an allowed git cannot run programs the allowlist does not name.
+	GitHooks bool
 	Pos      Pos
 
 	// Exec is "any" (the default: the command allowlist is checked on the shell line and by

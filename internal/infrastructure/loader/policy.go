@@ -11,7 +11,7 @@ import (
 var (
 	sandboxKeys = []string{
 		"paths", "commands", "hosts", "network", "limits", "env", "require", "enforce",
-		"exec", "backend", "image",
+		"exec", "backend", "image", "git_hooks",
 	}
 	pathKeys   = []string{"read", "write", "protect"}
 	limitKeys  = []string{"timeout", "output", "memory", "pids", "file_size", "cpu"}
@@ -36,7 +36,7 @@ func (d *decoder) policy(path string, raw ast.Node) *workflow.Policy {
 	p := &workflow.Policy{
 		Commands: o.strings("commands"), Hosts: o.strings("hosts"), Network: o.str("network"),
 		Require: o.strings("require"), Enforce: o.str("enforce"), Exec: o.str("exec"), Backend: o.str("backend"),
-		Image: o.str("image"), Pos: o.pos,
+		Image: o.str("image"), GitHooks: o.boolean("git_hooks"), Pos: o.pos,
 	}
 	if sub := d.sub(o, "paths"); sub != nil {
 		sub.checkKeys("sandbox paths", pathKeys)
