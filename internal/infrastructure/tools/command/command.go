@@ -7,8 +7,10 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -118,22 +120,38 @@ func (t *Tool) Meta(args map[string]any) string { return summary(t.spec.Name, ar
 // the call's input is its standard input. A non-zero exit is an error result carrying the
 // output, the exit status and the end of standard error.
 func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
+	res, err := t.run(ctx, t.spec.Command, call)
+	var bind *bindError
+	if errors.As(err, &bind) {
+		return tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, bind.err))
+	}
+	return Result(t.spec.Name, res, err)
+}
+
+// bindError is a template that could not be bound with a call's arguments.
+type bindError struct{ err error }
+
+func (e *bindError) Error() string { return e.err.Error() }
+
+// run binds a command template of the entry (its command, or its verify check) with the
+// call's arguments (defaults filled in) and scope, and runs it under the workflow's policy;
+// the call's input is its standard input.
+func (t *Tool) run(ctx context.Context, template string, call tool.Invocation) (ports.ProcessResult, error) {
 	scope := make(ports.Scope, len(t.cfg.Scope)+len(call.Scope)+1)
 	maps.Copy(scope, t.cfg.Scope)
 	maps.Copy(scope, call.Scope)
 	scope["args"] = plainArgs(tool.Defaults(t.params, call.Args))
-	bound, err := t.cfg.Templater.Command(t.spec.Command, scope)
+	bound, err := t.cfg.Templater.Command(template, scope)
 	if err != nil {
-		return tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, err))
+		return ports.ProcessResult{}, &bindError{err}
 	}
 	timeout := t.spec.Timeout
 	if timeout <= 0 {
 		timeout = t.cfg.Timeout
 	}
-	res, err := t.cfg.Process.Run(ctx, ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
+	return t.cfg.Process.Run(ctx, ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
 		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit,
 		Policy: t.cfg.Policy})
-	return Result(t.spec.Name, res, err)
 }
 
 // Result turns a finished process into a tool result: standard output for the model; for a
@@ -207,4 +225,32 @@ func summary(name string, args map[string]any) string {
 		}
 	}
 	return b.String()
+}
+
+var _ tool.Checker = (*Tool)(nil)
+
+// Checks reports whether the entry declares verify:.
+func (t *Tool) Checks() bool { return t.spec.Verify != "" }
+
+// Intent records nothing: the verify command looks at the world, not at a record.
+func (t *Tool) Intent(context.Context, tool.Invocation) map[string]any { return nil }
+
+// Check runs the entry's verify template, bound and sandboxed as the command is, with the
+// cut-off call's arguments: exit 0 means the call took effect, exit 1 that it did not, and
+// anything else (another status, a failure to run) that the check cannot tell.
+func (t *Tool) Check(ctx context.Context, call tool.Invocation, _ map[string]any) tool.Check {
+	if t.spec.Verify == "" {
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: "the tool declares no verify command"}
+	}
+	res, err := t.run(ctx, t.spec.Verify, call)
+	detail := strings.TrimSpace(res.Stdout + "\n" + res.Stderr)
+	switch {
+	case err != nil:
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: fmt.Sprintf("verify: %v", err)}
+	case res.ExitCode == 0:
+		return tool.Check{Verdict: tool.VerdictDone, Detail: cmp.Or(detail, "verify exited 0")}
+	case res.ExitCode == 1:
+		return tool.Check{Verdict: tool.VerdictNotDone, Detail: cmp.Or(detail, "verify exited 1")}
+	}
+	return tool.Check{Verdict: tool.VerdictUnknown, Detail: fmt.Sprintf("verify exited %d: %s", res.ExitCode, detail)}
 }
