@@ -10,7 +10,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -37,6 +36,10 @@ type Config struct {
 	Env     map[string]string
 	// Policy is the workflow's sandbox policy, passed on to the process runner.
 	Policy *workflow.Policy
+	// Restrictions narrow Policy for this tool (its tools: entry's restrictions): the
+	// command check, the exec guard, the paths and hosts of the OS layer, and the container
+	// backend all apply Policy narrowed by them. nil: none.
+	Restrictions *workflow.Restrictions
 	// Scope is the template scope (inputs, env, workflow, run) used when a call carries none;
 	// a call's own scope (tool.Invocation.Scope) wins key by key.
 	Scope ports.Scope
@@ -74,6 +77,7 @@ func New(spec workflow.ToolSpec, cfg Config) (*Tool, error) {
 	if err := tool.CheckParams(params); err != nil {
 		return nil, fault.New(fault.Invalid, "tool %q: %w", spec.Name, err)
 	}
+	cfg.Restrictions = spec.Restrictions
 	return &Tool{spec: spec, params: params, schema: tool.ObjectSchema(params), cfg: cfg}, nil
 }
 
@@ -120,38 +124,37 @@ func (t *Tool) Meta(args map[string]any) string { return summary(t.spec.Name, ar
 // the call's input is its standard input. A non-zero exit is an error result carrying the
 // output, the exit status and the end of standard error.
 func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
-	res, err := t.run(ctx, t.spec.Command, call)
-	var bind *bindError
-	if errors.As(err, &bind) {
-		return tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, bind.err))
+	req, refused := t.request(t.spec.Command, call)
+	if refused != nil {
+		return *refused
 	}
-	return Result(t.spec.Name, res, err)
+	return t.cfg.Run(ctx, t.spec.Name, req, nil)
 }
 
-// bindError is a template that could not be bound with a call's arguments.
-type bindError struct{ err error }
-
-func (e *bindError) Error() string { return e.err.Error() }
-
-// run binds a command template of the entry (its command, or its verify check) with the
-// call's arguments (defaults filled in) and scope, and runs it under the workflow's policy;
-// the call's input is its standard input.
-func (t *Tool) run(ctx context.Context, template string, call tool.Invocation) (ports.ProcessResult, error) {
+// request binds a command template of the entry (its command, or its verify check) with the
+// call's arguments (defaults filled in) and scope; the call's input is its standard input. A
+// template that cannot be bound gives the result to return instead.
+func (t *Tool) request(template string, call tool.Invocation) (ports.ProcessRequest, *tool.Result) {
 	scope := make(ports.Scope, len(t.cfg.Scope)+len(call.Scope)+1)
 	maps.Copy(scope, t.cfg.Scope)
 	maps.Copy(scope, call.Scope)
 	scope["args"] = plainArgs(tool.Defaults(t.params, call.Args))
 	bound, err := t.cfg.Templater.Command(template, scope)
-	if err != nil {
-		return ports.ProcessResult{}, &bindError{err}
+	switch {
+	case fault.KindOf(err) == fault.Denied:
+		// A value the templater will not bind where it would be read as an option.
+		r := tool.Refused(CheckLayer, RuleOptionInjection, fmt.Sprintf("%s: %v; nothing was run", t.spec.Name, err))
+		return ports.ProcessRequest{}, &r
+	case err != nil:
+		r := tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, err))
+		return ports.ProcessRequest{}, &r
 	}
 	timeout := t.spec.Timeout
 	if timeout <= 0 {
 		timeout = t.cfg.Timeout
 	}
-	return t.cfg.Process.Run(ctx, ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
-		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit,
-		Policy: t.cfg.Policy})
+	return ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
+		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit}, nil
 }
 
 // Result turns a finished process into a tool result: standard output for the model; for a
@@ -235,14 +238,23 @@ func (t *Tool) Checks() bool { return t.spec.Verify != "" }
 // Intent records nothing: the verify command looks at the world, not at a record.
 func (t *Tool) Intent(context.Context, tool.Invocation) map[string]any { return nil }
 
-// Check runs the entry's verify template, bound and sandboxed as the command is, with the
-// cut-off call's arguments: exit 0 means the call took effect, exit 1 that it did not, and
-// anything else (another status, a failure to run) that the check cannot tell.
+// Check runs the entry's verify template, bound, checked and sandboxed as the command is,
+// with the cut-off call's arguments: exit 0 means the call took effect, exit 1 that it did
+// not, and anything else (another status, a refusal, a failure to run) that the check cannot
+// tell.
 func (t *Tool) Check(ctx context.Context, call tool.Invocation, _ map[string]any) tool.Check {
 	if t.spec.Verify == "" {
 		return tool.Check{Verdict: tool.VerdictUnknown, Detail: "the tool declares no verify command"}
 	}
-	res, err := t.run(ctx, t.spec.Verify, call)
+	req, refused := t.request(t.spec.Verify, call)
+	if refused != nil {
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: "verify: " + refused.Error}
+	}
+	req.Policy, req.Restrictions = t.cfg.Policy, t.cfg.Restrictions
+	if r, ok := t.cfg.check(t.spec.Name, req, nil); ok {
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: "verify: " + r.Error}
+	}
+	res, err := t.cfg.Process.Run(ctx, req)
 	detail := strings.TrimSpace(res.Stdout + "\n" + res.Stderr)
 	switch {
 	case err != nil:

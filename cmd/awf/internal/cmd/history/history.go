@@ -12,6 +12,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -89,7 +90,7 @@ func runHistory(ctx context.Context, opts *Options) error {
 		if r.FinishedAt != nil {
 			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Status, r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", render.Line(r.ID), render.Line(r.Workflow), render.Line(string(r.Status)), r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
 	}
 	return tw.Flush()
 }
