@@ -185,8 +185,8 @@ func TestAgentMaxCalls(t *testing.T) {
 		e := agentEnv(t, "maxcalls-fail.yaml", "maxcalls.cassette.yaml")
 		res := e.runJSON(3, "run", "agent/maxcalls-fail.yaml", "--replay", "agent/maxcalls.cassette.yaml")
 		for _, want := range []string{"tool_options.max_calls", "after 2 of at most 2", "on_max_calls: stop"} {
-			if !strings.Contains(res.Error, want) {
-				t.Errorf("error lacks %q: %s", want, res.Error)
+			if !strings.Contains(res.Error.Message, want) {
+				t.Errorf("error lacks %q: %s", want, res.Error.Message)
 			}
 		}
 		st := agentStep(t, e.state(res.RunID), "gather")

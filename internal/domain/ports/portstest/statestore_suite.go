@@ -87,6 +87,7 @@ func fullRun(id string) *state.RunState {
 		Output:     "final output\nover two lines\n",
 		Resumed:    2,
 		Parent:     "parent-run",
+		Segments:   []state.Segment{{StartedAt: suiteTime, EndedAt: at(time.Minute)}, {StartedAt: suiteTime.Add(90 * time.Second)}},
 		WorkDir:    "/work/ünï dir",
 		States: map[string]*state.StepState{
 			"plan":    fullStep(&exit0),
@@ -319,7 +320,7 @@ func testListNewestFirst(t *testing.T, s ports.StateStore) {
 		t.Fatalf("List ids = %q, want %q", ids, want)
 	}
 	want := ports.RunSummary{ID: "run-b", Workflow: "wf-run-b", Status: state.Failed, StartedAt: suiteTime.Add(3 * time.Hour),
-		FinishedAt: at(4 * time.Hour), Error: "it broke", StateFile: s.Path("run-b")}
+		FinishedAt: at(4 * time.Hour), Error: "it broke", StateFile: s.Path("run-b"), DurationMs: time.Hour.Milliseconds()}
 	if d := diffValues(list[0], want); d != "" {
 		t.Errorf("List()[0]: %s", d)
 	}
