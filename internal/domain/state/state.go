@@ -152,7 +152,41 @@ type ToolCallRecord struct {
 	Result    *ToolCallResult `yaml:"result,omitempty" json:"result,omitempty"`
 	// InFlight is true while the call runs; a crash leaves it true for resume to report.
 	InFlight bool `yaml:"in_flight,omitempty" json:"in_flight,omitempty"`
+	// Intent is what the tool's check needs to know of the call, recorded before it runs
+	// (write_file: the digest of the content it meant to write); see tool.Checker.
+	Intent map[string]any `yaml:"intent,omitempty" json:"intent,omitempty"`
+	// Outcome is OutcomeUnknown for a call a crash cut off whose effect nobody established.
+	Outcome string `yaml:"outcome,omitempty" json:"outcome,omitempty"`
+	// Recovery says what resume decided about a call a crash cut off, and who decided.
+	Recovery *Recovery `yaml:"recovery,omitempty" json:"recovery,omitempty"`
 }
+
+// OutcomeUnknown is ToolCallRecord.Outcome for a call cut off by a crash whose effect is
+// not known: it was neither checked nor run again, and the model was told so.
+const OutcomeUnknown = "unknown"
+
+// Recovery is what resume decided about a call a crash left in flight.
+type Recovery struct {
+	// Decision is one of the Recovery* decisions.
+	Decision string `yaml:"decision" json:"decision"`
+	// By is who decided: RecoveredByCheck, ByUser, ByIdempotent or ByNonInteractive.
+	By string `yaml:"by" json:"by"`
+	// Detail is what the check saw, or why nothing could decide.
+	Detail string `yaml:"detail,omitempty" json:"detail,omitempty"`
+}
+
+// Recovery decisions and deciders.
+const (
+	RecoveryDone    = "done"    // the call took effect (its check says so, or the person): not run again
+	RecoveryRerun   = "rerun"   // run again: its check says it did not take effect, it is idempotent, or the person chose to
+	RecoverySkip    = "skip"    // not run again; the model is told it was skipped (the person chose)
+	RecoveryUnknown = "unknown" // not run again; the model is told the outcome is unknown
+
+	RecoveredByCheck          = "check"
+	RecoveredByUser           = "user"
+	RecoveredByIdempotent     = "idempotent"
+	RecoveredByNonInteractive = "non_interactive"
+)
 
 // ToolCallResult is the outcome of one call.
 type ToolCallResult struct {

@@ -24,7 +24,8 @@ type Filter struct {
 	Tool  string
 	// Decision is allow or deny: whether the call was refused (outcome denied) or not.
 	Decision string
-	// Outcome is ok, error, denied, timeout or started (a call that has not ended).
+	// Outcome is ok, error, denied, timeout, unknown (a call a crash cut off, settled on
+	// resume) or started (a call that has not ended).
 	Outcome string
 	// Since keeps records at or after this time.
 	Since time.Time

@@ -240,6 +240,8 @@ func cloneStep(s *state.StepState) *state.StepState {
 			c.ToolCalls[i] = tc
 			c.ToolCalls[i].Arguments = cloneMap(tc.Arguments)
 			c.ToolCalls[i].Result = clonePtr(tc.Result)
+			c.ToolCalls[i].Intent = cloneMap(tc.Intent)
+			c.ToolCalls[i].Recovery = clonePtr(tc.Recovery)
 		}
 	}
 	c.ToolStats = clonePtr(s.ToolStats)

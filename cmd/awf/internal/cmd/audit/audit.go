@@ -41,7 +41,7 @@ type Options struct {
 
 var (
 	decisions = []string{ports.DecisionAllow, ports.DecisionDeny}
-	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout, ports.OutcomeStarted}
+	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout, ports.OutcomeUnknown, ports.OutcomeStarted}
 )
 
 // NewCmdAudit returns `awf audit`.
@@ -79,7 +79,7 @@ With --output json, each record is printed as one JSON object per line (JSON Lin
 	fl.StringVar(&opts.RunID, "run", "", "only calls of the run with this `ID` (or the start of it, as the table shows)")
 	fl.StringVar(&opts.Tool, "tool", "", "only calls of the tool with this `NAME`")
 	fl.StringVar(&opts.Decision, "decision", "", "only calls allowed (allow) or refused (deny)")
-	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, started (not ended)")
+	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, unknown (cut off by a crash), started (not ended)")
 	fl.StringVar(&opts.Since, "since", "", "only calls in the last `DURATION` (90s, 15m, 2h, 7d)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd
