@@ -1,13 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/awf-dev/awf/internal/domain/state"
 )
@@ -184,5 +189,137 @@ steps:
 				}
 			}
 		})
+	}
+}
+
+// TestKilledAwfLeavesNoProcess (issue 11, item 6): after kill -9 of awf, nothing a shell step
+// or a shell tool started keeps running or finishes its side effects: programs in the
+// foreground and in the background, run by the interpreter or below a program (sh -c), and,
+// where awf is root (a PID namespace per program), those that called setsid.
+func TestKilledAwfLeavesNoProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("parent-death signals and PID namespaces are Linux-only")
+	}
+	root := os.Geteuid() == 0
+	// A duration no other test uses marks this test's sleeps in /proc/*/cmdline.
+	mark := fmt.Sprintf("3.%06d", time.Now().UnixNano()%1000000)
+	variants := []string{
+		"sleep MARK; touch fg",
+		"(sleep MARK; touch bg) &",
+		"sh -c 'sleep MARK; touch sh' &",
+	}
+	if root {
+		variants = append(variants, "setsid sh -c 'sleep MARK; touch setsid' &")
+	}
+	for _, kind := range []string{"shell step", "shell tool"} {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t)
+			script := strings.ReplaceAll(strings.Join(slices.Concat(variants[1:], []string{"touch started", variants[0]}), "\n"), "MARK", mark)
+			step := fmt.Sprintf("{name: work, type: shell, command: %q}", script)
+			if kind == "shell tool" {
+				step = fmt.Sprintf("{name: work, type: tool, tool: shell, args: {command: %q}}", script)
+			}
+			e.write("kill.yaml", "name: kill\napproval: {default: auto}\nsteps:\n  - "+step+"\n")
+			cmd := e.cmd(t.Context(), "run", "kill.yaml", "--quiet")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// One sleep each, but the setsid one: its setsid program exits at once, and in a
+			// shell step its PID namespace goes with it.
+			want := 3
+			waitFor(t, func() bool {
+				_, err := os.Stat(filepath.Join(e.dir, "started"))
+				return err == nil && len(survivors("sleep\x00"+mark)) >= want
+			})
+			cmd.Process.Kill()
+			cmd.Wait()
+			// The kernel kills a PID namespace asynchronously: look a few times.
+			var left []string
+			for range 20 {
+				if left = survivors("sleep\x00" + mark); len(left) == 0 {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			for _, p := range left {
+				t.Errorf("process outlived awf: %s", p)
+				if pid, err := strconv.Atoi(strings.SplitN(p, ":", 2)[0]); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			time.Sleep(4 * time.Second) // past the sleeps: a survivor would have touched its file
+			for _, name := range []string{"fg", "bg", "sh", "setsid"} {
+				if _, err := os.Stat(filepath.Join(e.dir, name)); err == nil {
+					t.Errorf("%s exists: a program started by the step finished after awf was killed", name)
+				}
+			}
+		})
+	}
+}
+
+// slowServer answers every request at once with its headers, then trickles a 1000-byte body
+// one byte every 50 ms. It writes the file ready once it listens.
+const slowServer = `import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 80))
+s.listen(5)
+open("ready", "w").close()
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\n")
+    try:
+        for i in range(1000):
+            c.sendall(b"x")
+            time.sleep(0.05)
+    except OSError:
+        pass
+    c.close()
+`
+
+// TestHTTPRequestPolicyTimeout (issue 11, item 5): http_request honours the policy's
+// limits.timeout for the whole exchange, a body that trickles after prompt headers included
+// (it used a fixed 30 s). http_request refuses loopback and private addresses, so awf runs in
+// a network namespace of its own where a public address is on the loopback interface.
+func TestHTTPRequestPolicyTimeout(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("needs root for a network namespace with a public address on loopback")
+	}
+	for _, prog := range []string{"unshare", "ip", "python3"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("%s is not installed", prog)
+		}
+	}
+	e := newEnv(t)
+	const addr = "93.184.216.34" // a public address, on this namespace's loopback only
+	e.write("slow.py", slowServer)
+	e.write("http.yaml", `name: http
+approval: {default: auto}
+sandbox:
+  limits: {timeout: 1s}
+steps:
+  - {name: slow, type: tool, tool: http_request, args: {url: "http://`+addr+`/"}, continue_on_error: true}
+`)
+	script := `ip link set lo up && ip addr add ` + addr + `/32 dev lo || exit 99
+python3 slow.py ` + addr + ` & server=$!
+while [ ! -e ready ]; do sleep 0.05; done
+"$AWF" run http.yaml --output json; code=$?
+kill $server
+exit $code`
+	cmd := exec.CommandContext(t.Context(), "unshare", "-n", "sh", "-c", script)
+	cmd.Dir, cmd.Env = e.dir, append(e.environ(), "AWF="+awfBin)
+	r := e.capture(cmd, []string{"run", "http.yaml"})
+	if r.code == 99 {
+		t.Skipf("cannot set up the network namespace: %s", r.stderr)
+	}
+	res := e.wantExit(r, 0, []string{"run", "http.yaml"})
+	var run runResult
+	if err := json.Unmarshal([]byte(res.stdout), &run); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, res.stdout)
+	}
+	s := e.state(run.RunID).States["slow"]
+	if s == nil || s.Status != state.Failed || !strings.Contains(s.Error, "reading the response body: timed out after 1s") {
+		t.Errorf("step = %+v; want failed, timed out after 1s (limits.timeout) while reading the body", s)
 	}
 }

@@ -99,7 +99,8 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 		return nil, err
 	}
 	warnings = append(warnings, pinWarnings...)
-	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: warnings}, nil
+	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: warnings,
+		Audit: log, Settler: w.approver()}, nil
 }
 
 // load loads into reg every tool a run of wf in workDir can reach: built-ins, the workflow's
