@@ -73,7 +73,7 @@ func Restricted(files file.Policy, web httptool.Policy, exec command.Config) fun
 			p.Hosts = r.Hosts
 			return httptool.New(p)
 		}
-		return nil, nil
+		return nil, restrictionError(spec, "awf has no built-in %q whose restrictions it could enforce", spec.Name)
 	}
 }
 
