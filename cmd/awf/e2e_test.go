@@ -169,8 +169,18 @@ type runResult struct {
 	Status    string            `json:"status"`
 	StateFile string            `json:"state_file"`
 	Output    string            `json:"output"`
-	Error     string            `json:"error"`
+	Error     jsonError         `json:"error"`
 	Steps     map[string]string `json:"steps"`
+}
+
+// jsonError is the error member of a failed command's --output json object.
+type jsonError struct {
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	ExitCode int    `json:"exit_code"`
 }
 
 // state reads a run's state file as the domain type; it fails the test if the file does not
@@ -187,6 +197,28 @@ func (e *env) state(id string) *state.RunState {
 		e.t.Fatalf("state file %s does not parse: %v", path, err)
 	}
 	return &s
+}
+
+// interruptSlow runs slow.yaml with --output json, interrupts it (SIGINT) in its second step
+// and returns its env and result, failing the test unless awf exited 130 with one JSON object.
+func interruptSlow(t *testing.T) (*env, runResult) {
+	t.Helper()
+	e := newEnv(t, "slow.yaml")
+	cmd := e.cmd(t.Context(), "run", "slow.yaml", "--output", "json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { b, _ := os.ReadFile(filepath.Join(e.dir, "progress.log")); return len(b) > 0 })
+	time.Sleep(200 * time.Millisecond) // let the nap step start its child
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want 130", err)
+	}
+	return e, oneJSONObject[runResult](t, stdout.String())
 }
 
 func (e *env) read(name string) string {
@@ -219,7 +251,7 @@ func TestEveryStepType(t *testing.T) {
 	e.write("sub/.keep", "")
 	res := e.runJSON(0, "run", "steps.yaml")
 	if res.Status != "completed" {
-		t.Fatalf("status %s: %s", res.Status, res.Error)
+		t.Fatalf("status %s: %s", res.Status, res.Error.Message)
 	}
 	if want := "hi e2e in sub / ABC / 7"; res.Output != want {
 		t.Errorf("output = %q, want %q", res.Output, want)
@@ -347,8 +379,8 @@ func TestTimeoutKillsTheStep(t *testing.T) {
 	e := newEnv(t, "timeout.yaml")
 	start := time.Now()
 	res := e.runJSON(3, "run", "timeout.yaml")
-	if !strings.Contains(res.Error, "timed out") {
-		t.Errorf("error = %q, want a timeout", res.Error)
+	if !strings.Contains(res.Error.Message, "timed out") {
+		t.Errorf("error = %q, want a timeout", res.Error.Message)
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Errorf("the timed-out step was not killed (took %s)", time.Since(start))
@@ -356,25 +388,7 @@ func TestTimeoutKillsTheStep(t *testing.T) {
 }
 
 func TestInterruptSavesStateAndExits130(t *testing.T) {
-	e := newEnv(t, "slow.yaml")
-	cmd := e.cmd(t.Context(), "run", "slow.yaml", "--output", "json")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(filepath.Join(e.dir, "progress.log")); return len(b) > 0 })
-	time.Sleep(200 * time.Millisecond) // let the nap step start its child
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Fatalf("exit = %v, want 130", err)
-	}
-	var res runResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("no JSON result after interrupt: %v\n%s", err, stdout.String())
-	}
+	e, res := interruptSlow(t)
 	if s := e.state(res.RunID); s.Status != state.Interrupted {
 		t.Errorf("state status = %s, want interrupted", s.Status)
 	}
