@@ -46,8 +46,17 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 			if visited++; visited > maxProtectWalk {
 				return errWalkLimit
 			}
-			segs := splitPath(strings.ToLower(p))
-			if slices.ContainsFunc(deep, func(pat []string) bool { return matchSegments(pat, segs) }) {
+			name := strings.ToLower(d.Name())
+			if slices.ContainsFunc(deep, func(pat []string) bool {
+				// The last segment first: it rules out nearly every entry without splitting
+				// the path.
+				if last := pat[len(pat)-1]; last != "**" {
+					if ok, _ := path.Match(last, name); !ok {
+						return false
+					}
+				}
+				return matchSegments(pat, splitPath(strings.ToLower(p)))
+			}) {
 				matches = append(matches, p)
 				if d.IsDir() {
 					return filepath.SkipDir

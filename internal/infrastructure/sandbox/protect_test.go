@@ -49,3 +49,27 @@ func TestMatchSegments(t *testing.T) {
 		t.Errorf("caseFold = %q", got)
 	}
 }
+
+// BenchmarkProtectMatches measures the walk for the default protected patterns over Go's
+// own source tree (about 13000 entries), as a workspace of that size costs every tool call.
+func BenchmarkProtectMatches(b *testing.B) {
+	ws := "/usr/local/go/src"
+	if _, err := os.Stat(ws); err != nil {
+		b.Skip("needs a Go source tree at " + ws)
+	}
+	var pats []string
+	for _, p := range DefaultProtect {
+		pats = append(pats, filepath.Join(ws, p))
+	}
+	for b.Loop() {
+		ProtectMatches(pats)
+	}
+}
+
+// BenchmarkResolveExec measures the resolution of an exec allowlist of git, make and ls.
+func BenchmarkResolveExec(b *testing.B) {
+	s := &Spec{Commands: []string{"git", "make", "ls"}, Write: []string{b.TempDir()}}
+	for b.Loop() {
+		ResolveExec(s, "/usr/local/bin:/usr/bin:/bin")
+	}
+}
