@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -37,8 +38,12 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 		deep = append(deep, splitPath(strings.ToLower(pat)))
 		roots[staticPrefix(pat)] = true
 	}
+	// Walks do not enter .git: a root inside one (.git/modules) is walked on its own.
+	inGit := func(r string) bool { return strings.Contains(r+"/", "/.git/") }
+	all := slices.Collect(maps.Keys(roots))
+	walks := append(minimalRoots(slices.DeleteFunc(slices.Clone(all), inGit)), slices.DeleteFunc(all, func(r string) bool { return !inGit(r) })...)
 	visited := 0
-	for _, root := range minimalRoots(slices.Collect(maps.Keys(roots))) {
+	for _, root := range walks {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // unreadable or vanished: nothing to mask there
@@ -46,17 +51,7 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 			if visited++; visited > maxProtectWalk {
 				return errWalkLimit
 			}
-			name := strings.ToLower(d.Name())
-			if slices.ContainsFunc(deep, func(pat []string) bool {
-				// The last segment first: it rules out nearly every entry without splitting
-				// the path.
-				if last := pat[len(pat)-1]; last != "**" {
-					if ok, _ := path.Match(last, name); !ok {
-						return false
-					}
-				}
-				return matchSegments(pat, splitPath(strings.ToLower(p)))
-			}) {
+			if matchAny(deep, p) {
 				matches = append(matches, p)
 				if d.IsDir() {
 					return filepath.SkipDir
@@ -64,6 +59,13 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 				return nil
 			}
 			if d.IsDir() && d.Name() == ".git" {
+				// A nested repository: its hooks and config, not its objects.
+				children, _ := os.ReadDir(p)
+				for _, c := range children {
+					if child := filepath.Join(p, c.Name()); matchAny(deep, child) {
+						matches = append(matches, child)
+					}
+				}
 				return filepath.SkipDir
 			}
 			return nil
@@ -75,6 +77,21 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 	}
 	slices.Sort(matches)
 	return slices.Compact(matches), truncated
+}
+
+// matchAny reports whether the path p matches one of the split patterns, without regard to
+// case. The last segment is tried first: it rules out nearly every entry without splitting
+// the path.
+func matchAny(pats [][]string, p string) bool {
+	name := strings.ToLower(filepath.Base(p))
+	return slices.ContainsFunc(pats, func(pat []string) bool {
+		if last := pat[len(pat)-1]; last != "**" {
+			if ok, _ := path.Match(last, name); !ok {
+				return false
+			}
+		}
+		return matchSegments(pat, splitPath(strings.ToLower(p)))
+	})
 }
 
 // caseFold turns every letter of a filepath.Match pattern into a [xX] class, so that Glob

@@ -11,17 +11,22 @@ import (
 
 func TestProtectMatches(t *testing.T) {
 	ws := t.TempDir()
-	for _, f := range []string{".env", ".ENV.local", "a/b/.env", "a/.env.prod", "a/env", "keys/x/id.pem", "keys/id.txt", ".git/config", ".git/x/.env", ".awf/runs/r"} {
+	for _, f := range []string{".env", ".ENV.local", "a/b/.env", "a/.env.prod", "a/env", "keys/x/id.pem", "keys/id.txt", ".git/config", ".git/x/.env", ".awf/runs/r",
+		"vendor/lib/.git/hooks/post-merge", "vendor/lib/.git/config", "vendor/lib/.git/objects/x", ".git/modules/sub/hooks/pre-commit", ".git/modules/sub/config"} {
 		p := filepath.Join(ws, f)
 		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		must(t, os.WriteFile(p, nil, 0o644))
 	}
-	pats := []string{ws + "/**/.env", ws + "/**/.env.*", ws + "/.git/config", ws + "/.awf", ws + "/keys/**/*.pem", ws + "/missing"}
+	pats := []string{ws + "/keys/**/*.pem", ws + "/missing"}
+	for _, p := range DefaultProtect {
+		pats = append(pats, filepath.Join(ws, p))
+	}
 	got, truncated := ProtectMatches(pats)
 	for i := range got {
 		got[i] = strings.TrimPrefix(got[i], ws+"/")
 	}
-	want := []string{".ENV.local", ".awf", ".env", ".git/config", "a/.env.prod", "a/b/.env", "keys/x/id.pem"}
+	want := []string{".ENV.local", ".awf", ".env", ".git/config", ".git/modules/sub/config", ".git/modules/sub/hooks",
+		"a/.env.prod", "a/b/.env", "keys/x/id.pem", "vendor/lib/.git/config", "vendor/lib/.git/hooks"}
 	if diff := cmp.Diff(want, got); diff != "" || truncated {
 		t.Errorf("protectMatches (-want +got), truncated %v:\n%s", truncated, diff)
 	}
