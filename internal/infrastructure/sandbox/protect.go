@@ -138,3 +138,57 @@ func matchSegments(pat, segs []string) bool {
 	}
 	return len(segs) == 0
 }
+
+// gitSafeKeys are the keys of a repository's git config that a tool process still sees when
+// the config is hidden: what git needs to read the repository at all (its format, object
+// hash, ref storage), nothing that names a program, a path, a remote or a credential.
+var gitSafeKeys = map[string][]string{
+	"core":       {"repositoryformatversion", "bare", "filemode", "symlinks", "ignorecase", "precomposeunicode", "logallrefupdates"},
+	"extensions": {"objectformat", "refstorage"},
+}
+
+// gitConfigMasks returns, for each hidden path that is a git config (.git/config, and a
+// submodule's .git/modules/NAME/config), the content of its mask: its safe keys only
+// (safeGitConfig), so that git still reads SHA-256 and reftable repositories.
+func gitConfigMasks(targets []string) map[string][]byte {
+	out := map[string][]byte{}
+	for _, p := range targets {
+		if filepath.Base(p) != "config" || !strings.Contains(p, "/.git/") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err == nil && len(data) <= 1<<20 {
+			out[p] = safeGitConfig(data)
+		}
+	}
+	return out
+}
+
+// safeGitConfig keeps the gitSafeKeys of a git config file whose values are plain words;
+// every other line (subsections, includes, quoted or continued values) is dropped.
+func safeGitConfig(data []byte) []byte {
+	var b strings.Builder
+	section, written := "", ""
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.ToLower(strings.TrimSpace(strings.Trim(line, "[]")))
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
+		if !ok || !slices.Contains(gitSafeKeys[section], key) || !plainWord(value) {
+			continue
+		}
+		if written != section {
+			b.WriteString("[" + section + "]\n")
+			written = section
+		}
+		b.WriteString("\t" + key + " = " + value + "\n")
+	}
+	return []byte(b.String())
+}
+
+func plainWord(s string) bool {
+	return s != "" && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == ""
+}

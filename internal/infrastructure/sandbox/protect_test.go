@@ -78,3 +78,28 @@ func BenchmarkResolveExec(b *testing.B) {
 		ResolveExec(s, "/usr/local/bin:/usr/bin:/bin")
 	}
 }
+
+func TestSafeGitConfig(t *testing.T) {
+	in := `[core]
+	repositoryformatversion = 1
+	bare = false
+	hooksPath = /tmp/evil
+	fsmonitor = /tmp/evil
+	pager = sh -c evil
+[extensions]
+	objectFormat = sha256
+	refStorage = reftable
+[remote "origin"]
+	url = https://u:token@example.com/r.git
+[include]
+	path = /tmp/evil.cfg
+[credential]
+	helper = store
+[core] # trailing
+	sshCommand = evil
+`
+	want := "[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tobjectformat = sha256\n\trefstorage = reftable\n"
+	if got := string(safeGitConfig([]byte(in))); got != want {
+		t.Errorf("safeGitConfig =\n%s\nwant\n%s", got, want)
+	}
+}
