@@ -58,5 +58,8 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 		}
 		fmt.Fprintln(ios.ErrOut, "error: "+msg)
 	}
+	if werr := ios.WriteErrors(); werr != nil {
+		f.Log().Info("output dropped: the reader of a stream went away", "error", werr)
+	}
 	return exitCode(ctx, err)
 }

@@ -74,6 +74,11 @@ func runHistory(ctx context.Context, opts *Options) error {
 	if err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
 	}
+	for i := range all {
+		if cmdutil.Gone(store, all[i].ID, all[i].Status) {
+			all[i].Status, all[i].Error = state.Interrupted, cmdutil.ProcessGone
+		}
+	}
 	runs := Filter(all, opts.Workflow, opts.Status, opts.Limit)
 	if opts.Output.JSON() {
 		return cmdutil.WriteJSON(opts.IO.Out, map[string]any{"runs": runs})
@@ -84,25 +89,55 @@ func runHistory(ctx context.Context, opts *Options) error {
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION")
+	var unreadable []ports.RunSummary
 	for _, r := range runs {
+		if r.Unreadable != "" {
+			unreadable = append(unreadable, r)
+			fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\n", r.ID)
+			continue
+		}
 		dur := "-"
 		if r.FinishedAt != nil {
 			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Status, r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, statusText(r), r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range unreadable {
+		fmt.Fprintf(opts.IO.Out, "unreadable run %s: %s\n", r.ID, r.Unreadable)
+	}
+	return nil
+}
+
+// statusText is a run's status for the table: a run whose process is gone says so.
+func statusText(r ports.RunSummary) string {
+	if r.Error == cmdutil.ProcessGone {
+		return string(r.Status) + " (process gone)"
+	}
+	return string(r.Status)
 }
 
 // Filter keeps runs of the workflow and status (empty = any), at most limit (0 = all).
+// Unreadable runs are kept whatever the limit unless a workflow or status is asked for:
+// they need attention, and sort last.
 func Filter(runs []ports.RunSummary, wf, status string, limit int) []ports.RunSummary {
 	out := []ports.RunSummary{}
+	kept := 0
 	for _, r := range runs {
+		if r.Unreadable != "" {
+			if wf == "" && status == "" {
+				out = append(out, r)
+			}
+			continue
+		}
+		if kept == limit && limit > 0 {
+			continue
+		}
 		if (wf == "" || r.Workflow == wf) && (status == "" || string(r.Status) == status) {
 			out = append(out, r)
-			if limit > 0 && len(out) == limit {
-				break
-			}
+			kept++
 		}
 	}
 	return out

@@ -51,6 +51,9 @@ func runStatus(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if cmdutil.Gone(store, run.ID, run.Status) {
+		run.Status, run.Error = state.Interrupted, cmdutil.ProcessGone
+	}
 	if opts.Output.JSON() {
 		return cmdutil.WriteJSON(opts.IO.Out, run)
 	}
