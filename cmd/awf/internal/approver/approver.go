@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/ports"
 )
 
@@ -250,8 +251,7 @@ func show(v any) string {
 // clean escapes control and other non-printable characters (terminal escapes, bidi
 // overrides) without adding quotes, after cutting s to max bytes.
 func clean(s string, max int) string {
-	q := strconv.Quote(cutBytes(s, max))
-	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	return render.Line(cutBytes(s, max))
 }
 
 // cutBytes shortens s to at most max bytes on a rune boundary, noting what was left out.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
 
@@ -56,7 +57,7 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 		if ctx.Err() != nil && !strings.Contains(msg, "interrupt") {
 			msg = "interrupted: " + msg
 		}
-		fmt.Fprintln(ios.ErrOut, "error: "+msg)
+		fmt.Fprintln(ios.ErrOut, "error: "+render.Text(msg)) // errors can quote tool output
 	}
 	if werr := ios.WriteErrors(); werr != nil {
 		f.Log().Info("output dropped: the reader of a stream went away", "error", werr)

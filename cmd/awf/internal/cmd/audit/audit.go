@@ -16,6 +16,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	auditlog "github.com/awf-dev/awf/internal/infrastructure/audit"
@@ -170,8 +171,8 @@ func WriteTable(w io.Writer, recs []ports.AuditRecord) error {
 	fmt.Fprintln(tw, "TIME\tRUN\tSTEP\tTOOL\tDECISION\tOUTCOME\tDURATION\tWHAT")
 	for _, r := range recs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Time.Local().Format("2006-01-02 15:04:05"), short(r.RunID, 8), cell(r.Step, 24), cell(r.Tool, 24),
-			decision(r), r.Outcome, time.Duration(r.DurationMs)*time.Millisecond, cell(what(r), 72))
+			r.Time.Local().Format("2006-01-02 15:04:05"), render.Line(short(r.RunID, 8)), cell(r.Step, 24), cell(r.Tool, 24),
+			render.Line(decision(r)), render.Line(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond, cell(what(r), 72))
 	}
 	return tw.Flush()
 }
@@ -213,8 +214,7 @@ func cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	q := strconv.Quote(s)
-	s = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	s = render.Line(s)
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}

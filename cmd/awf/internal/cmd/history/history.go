@@ -12,6 +12,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -93,20 +94,20 @@ func runHistory(ctx context.Context, opts *Options) error {
 	for _, r := range runs {
 		if r.Unreadable != "" {
 			unreadable = append(unreadable, r)
-			fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\n", r.ID)
+			fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\n", render.Line(r.ID))
 			continue
 		}
 		dur := "-"
 		if r.FinishedAt != nil {
 			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, statusText(r), r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", render.Line(r.ID), render.Line(r.Workflow), render.Line(statusText(r)), r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, r := range unreadable {
-		fmt.Fprintf(opts.IO.Out, "unreadable run %s: %s\n", r.ID, r.Unreadable)
+		fmt.Fprintf(opts.IO.Out, "unreadable run %s: %s\n", render.Line(r.ID), render.Line(r.Unreadable))
 	}
 	return nil
 }

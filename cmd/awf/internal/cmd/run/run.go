@@ -227,7 +227,7 @@ func Report(ios *iostreams.IOStreams, format cmdutil.Format, store ports.StateSt
 		return runErr
 	}
 	if run.Output != "" {
-		fmt.Fprintln(ios.Out, trimNewline(run.Output))
+		fmt.Fprintln(ios.Out, render.OutText(trimNewline(run.Output), ios.IsStdoutTTY()))
 	}
 	if !ios.Quiet() || runErr != nil {
 		fmt.Fprintf(ios.ErrOut, "run %s %s in %s; state: %s\n", run.ID, run.Status,
@@ -239,7 +239,7 @@ func Report(ios *iostreams.IOStreams, format cmdutil.Format, store ports.StateSt
 // PrintWarnings writes load and compile warnings to stderr.
 func PrintWarnings(ios *iostreams.IOStreams, warnings workflow.Problems) {
 	for _, w := range warnings {
-		fmt.Fprintln(ios.ErrOut, w.String())
+		fmt.Fprintln(ios.ErrOut, render.Text(w.String()))
 	}
 }
 

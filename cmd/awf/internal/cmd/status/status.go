@@ -12,6 +12,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -61,17 +62,20 @@ func runStatus(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// Write prints a run for people.
+// Write prints a run for people. Every text from the run is escaped (render.Line and
+// render.Text), on a terminal or not: status is read by people, and a state file can hold
+// anything a tool printed; --output json gives the exact text.
 func Write(ios *iostreams.IOStreams, run *state.RunState, path string) {
 	w := ios.Out
-	fmt.Fprintf(w, "run:      %s\nworkflow: %s (%s)\nstatus:   %s\n", run.ID, run.Workflow, run.WorkflowFile, run.Status)
+	l := render.Line
+	fmt.Fprintf(w, "run:      %s\nworkflow: %s (%s)\nstatus:   %s\n", l(run.ID), l(run.Workflow), l(run.WorkflowFile), l(string(run.Status)))
 	fmt.Fprintf(w, "started:  %s\n", run.StartedAt.Format(time.RFC3339))
 	if run.FinishedAt != nil {
 		fmt.Fprintf(w, "finished: %s (%s)\n", run.FinishedAt.Format(time.RFC3339), run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond))
 	}
-	fmt.Fprintf(w, "state:    %s\n", path)
+	fmt.Fprintf(w, "state:    %s\n", l(path))
 	if run.Error != "" {
-		fmt.Fprintf(w, "error:    %s\n", run.Error)
+		fmt.Fprintf(w, "error:    %s\n", l(run.Error))
 	}
 	fmt.Fprintln(w, "steps:")
 	for _, name := range run.Order {
@@ -79,7 +83,7 @@ func Write(ios *iostreams.IOStreams, run *state.RunState, path string) {
 		if s == nil {
 			continue
 		}
-		line := fmt.Sprintf("  %-24s %-11s", name, s.Status)
+		line := fmt.Sprintf("  %-24s %-11s", l(name), l(string(s.Status)))
 		if s.DurationMs > 0 {
 			line += fmt.Sprintf(" %s", (time.Duration(s.DurationMs) * time.Millisecond).String())
 		}
@@ -87,12 +91,12 @@ func Write(ios *iostreams.IOStreams, run *state.RunState, path string) {
 			line += fmt.Sprintf("  tools: %d calls, %d ok, %d failed, %d denied", s.ToolStats.TotalCalls, s.ToolStats.Successful, s.ToolStats.Failed, s.ToolStats.Denied)
 		}
 		if s.Error != "" {
-			line += "  " + firstLine(s.Error)
+			line += "  " + l(firstLine(s.Error))
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	if run.Output != "" {
-		fmt.Fprintf(w, "output:\n%s\n", strings.TrimRight(run.Output, "\n"))
+		fmt.Fprintf(w, "output:\n%s\n", render.Text(strings.TrimRight(run.Output, "\n")))
 	}
 }
 
