@@ -123,6 +123,10 @@ type RunSummary struct {
 	FinishedAt *time.Time   `json:"finished_at,omitempty"`
 	Error      string       `json:"error,omitempty"`
 	StateFile  string       `json:"state_file"`
+	// Parent is the run that started this one as a sub-workflow.
+	Parent string `json:"parent,omitempty"`
+	// DurationMs is the run's active time (state.RunState.Duration).
+	DurationMs int64 `json:"duration_ms"`
 	// Unreadable says why the run's state file could not be read (damaged, truncated, not a
 	// state file); the run is listed with only its ID and StateFile then.
 	Unreadable string `json:"unreadable,omitempty"`

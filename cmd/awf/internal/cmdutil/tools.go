@@ -12,6 +12,10 @@ type Tools struct {
 	Registry  *registry.Registry
 	Invoker   ports.ToolInvoker // governed: policy, approval, audit
 	Validator ports.SchemaValidator
+	// Audit is the run's audit log, and Settler the person at the terminal, for what resume
+	// decides about a call a crash cut off.
+	Audit   ports.AuditSink
+	Settler ports.Settler
 	// Warnings are tool definitions shadowed by others and duplicate .tool names.
 	Warnings workflow.Problems
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -40,7 +41,7 @@ type Options struct {
 
 var (
 	decisions = []string{ports.DecisionAllow, ports.DecisionDeny}
-	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout, ports.OutcomeStarted}
+	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout, ports.OutcomeUnknown, ports.OutcomeStarted}
 )
 
 // NewCmdAudit returns `awf audit`.
@@ -75,10 +76,10 @@ With --output json, each record is printed as one JSON object per line (JSON Lin
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.RunID, "run", "", "only calls of the run with this `ID`")
+	fl.StringVar(&opts.RunID, "run", "", "only calls of the run with this `ID` (or the start of it, as the table shows)")
 	fl.StringVar(&opts.Tool, "tool", "", "only calls of the tool with this `NAME`")
 	fl.StringVar(&opts.Decision, "decision", "", "only calls allowed (allow) or refused (deny)")
-	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, started (not ended)")
+	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, unknown (cut off by a crash), started (not ended)")
 	fl.StringVar(&opts.Since, "since", "", "only calls in the last `DURATION` (90s, 15m, 2h, 7d)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd
@@ -137,6 +138,9 @@ func runAudit(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := oneRun(opts.RunID, recs); err != nil {
+		return err
+	}
 	if stats.Skipped > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s: %d damaged lines skipped\n", path, stats.Skipped)
 	}
@@ -151,6 +155,24 @@ func runAudit(_ context.Context, opts *Options) error {
 		return nil
 	}
 	return WriteTable(opts.IO.Out, recs)
+}
+
+// oneRun checks that the records --run prefix selected are of one run: a prefix that several
+// runs share is a usage error listing them.
+func oneRun(prefix string, recs []ports.AuditRecord) error {
+	if prefix == "" {
+		return nil
+	}
+	var ids []string
+	for _, r := range recs {
+		if !slices.Contains(ids, r.RunID) {
+			ids = append(ids, r.RunID)
+		}
+	}
+	if len(ids) < 2 {
+		return nil
+	}
+	return cmdutil.AmbiguousRun(prefix, ids)
 }
 
 // WriteJSONLines writes each record as one compact JSON object per line.
@@ -190,11 +212,9 @@ func decision(r ports.AuditRecord) string {
 	return "allow"
 }
 
-// what is the record's summary, or its error for a refused call.
+// what is what the call attempted: its summary, else its arguments (masked, as logged). A
+// refused call is shown by what it asked for, not by the refusal's text.
 func what(r ports.AuditRecord) string {
-	if r.Outcome != ports.OutcomeOK && r.Error != "" {
-		return r.Error
-	}
 	if r.Meta != "" {
 		return r.Meta
 	}

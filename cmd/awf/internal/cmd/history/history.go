@@ -5,6 +5,8 @@ package history
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -80,18 +82,27 @@ func runHistory(ctx context.Context, opts *Options) error {
 			all[i].Status, all[i].Error = state.Interrupted, cmdutil.ProcessGone
 		}
 	}
-	runs := Filter(all, opts.Workflow, opts.Status, opts.Limit)
+	rows := Tree(Filter(all, opts.Workflow, opts.Status), opts.Limit)
 	if opts.Output.JSON() {
+		runs := make([]ports.RunSummary, len(rows))
+		for i, r := range rows {
+			runs[i] = r.RunSummary
+		}
 		return cmdutil.WriteJSON(opts.IO.Out, map[string]any{"runs": runs})
 	}
-	if len(runs) == 0 {
+	if len(rows) == 0 {
 		fmt.Fprintln(opts.IO.ErrOut, "no runs")
 		return nil
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	return WriteTable(opts.IO.Out, rows)
+}
+
+// WriteTable prints runs as an aligned table, sub-workflow runs indented under their parent.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION")
-	var unreadable []ports.RunSummary
-	for _, r := range runs {
+	var unreadable []Row
+	for _, r := range rows {
 		if r.Unreadable != "" {
 			unreadable = append(unreadable, r)
 			fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\n", render.Line(r.ID))
@@ -99,15 +110,16 @@ func runHistory(ctx context.Context, opts *Options) error {
 		}
 		dur := "-"
 		if r.FinishedAt != nil {
-			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+			dur = (time.Duration(r.DurationMs) * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", render.Line(r.ID), render.Line(r.Workflow), render.Line(statusText(r)), r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", r.Prefix, render.Line(r.ID), render.Line(r.Workflow), render.Line(statusText(r.RunSummary)),
+			r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, r := range unreadable {
-		fmt.Fprintf(opts.IO.Out, "unreadable run %s: %s\n", render.Line(r.ID), render.Line(r.Unreadable))
+		fmt.Fprintf(w, "unreadable run %s: %s\n", render.Line(r.ID), render.Line(r.Unreadable))
 	}
 	return nil
 }
@@ -120,12 +132,64 @@ func statusText(r ports.RunSummary) string {
 	return string(r.Status)
 }
 
-// Filter keeps runs of the workflow and status (empty = any), at most limit (0 = all).
-// Unreadable runs are kept whatever the limit unless a workflow or status is asked for:
-// they need attention, and sort last.
-func Filter(runs []ports.RunSummary, wf, status string, limit int) []ports.RunSummary {
+// Row is one line of the history: a run and the tree drawing before its id.
+type Row struct {
+	ports.RunSummary
+	Prefix string
+}
+
+// Tree orders runs (newest first) as a tree: each run whose parent is not among them, newest
+// first, followed by the runs it started as sub-workflows, oldest first, indented under it.
+// limit counts the top-level runs (0: all); unreadable runs are kept beyond it: they need
+// attention, and sort last.
+func Tree(runs []ports.RunSummary, limit int) []Row {
+	byID := make(map[string]bool, len(runs))
+	for _, r := range runs {
+		byID[r.ID] = true
+	}
+	children := map[string][]ports.RunSummary{}
+	var roots []ports.RunSummary
+	for _, r := range runs {
+		if r.Parent != "" && r.Parent != r.ID && byID[r.Parent] {
+			children[r.Parent] = append(children[r.Parent], r)
+		} else {
+			roots = append(roots, r)
+		}
+	}
+	for _, kids := range children {
+		slices.Reverse(kids) // oldest first: the order the parent's steps started them
+	}
+	if limit > 0 && len(roots) > limit {
+		roots = slices.Concat(roots[:limit], slices.DeleteFunc(roots[limit:], func(r ports.RunSummary) bool { return r.Unreadable == "" }))
+	}
+	var rows []Row
+	seen := map[string]bool{}
+	var walk func(r ports.RunSummary, prefix, childPrefix string)
+	walk = func(r ports.RunSummary, prefix, childPrefix string) {
+		if seen[r.ID] { // a parent loop in damaged files
+			return
+		}
+		seen[r.ID] = true
+		rows = append(rows, Row{RunSummary: r, Prefix: prefix})
+		kids := children[r.ID]
+		for i, c := range kids {
+			if i == len(kids)-1 {
+				walk(c, childPrefix+"└─ ", childPrefix+"   ")
+			} else {
+				walk(c, childPrefix+"├─ ", childPrefix+"│  ")
+			}
+		}
+	}
+	for _, r := range roots {
+		walk(r, "", "")
+	}
+	return rows
+}
+
+// Filter keeps runs of the workflow and status (empty = any), and unreadable runs when
+// neither is asked for.
+func Filter(runs []ports.RunSummary, wf, status string) []ports.RunSummary {
 	out := []ports.RunSummary{}
-	kept := 0
 	for _, r := range runs {
 		if r.Unreadable != "" {
 			if wf == "" && status == "" {
@@ -133,12 +197,8 @@ func Filter(runs []ports.RunSummary, wf, status string, limit int) []ports.RunSu
 			}
 			continue
 		}
-		if kept == limit && limit > 0 {
-			continue
-		}
 		if (wf == "" || r.Workflow == wf) && (status == "" || string(r.Status) == status) {
 			out = append(out, r)
-			kept++
 		}
 	}
 	return out

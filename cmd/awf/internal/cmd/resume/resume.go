@@ -65,6 +65,13 @@ resumes it from the last journal line that can be read, and records what was lef
 
 func runResume(ctx context.Context, opts *Options) error {
 	f := opts.Factory
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	if opts.RunID, err = cmdutil.RunID(ctx, store, opts.RunID); err != nil {
+		return err
+	}
 	prep, err := prepare(ctx, f, opts)
 	if err != nil {
 		return err
