@@ -236,8 +236,10 @@ func (r *Runner) run(ctx context.Context, req Request, id string, lineage []stri
 	}
 	// A run cancelled before it starts is still recorded, as interrupted: it needs its lock.
 	unlock, err := r.d.Store.Lock(context.WithoutCancel(ctx), id)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
+	if err != nil { // a state directory that cannot be written: the run fails as its first save would
+		err = fmt.Errorf("run %s: %w", id, err)
+		st.Status, st.FinishedAt, st.Error = state.Failed, &now, err.Error()
+		return st, err
 	}
 	defer unlock()
 	return r.execute(ctx, newExecution(r, st, wf, lineage), "")
