@@ -29,7 +29,7 @@ type Report struct {
 	Namespaces bool `json:"namespaces"`
 	// IDMap says the kernel has idmapped mounts (5.12+); a file system that refuses them
 	// makes the helper keep root without capabilities instead of dropping to 65534.
-	IDMap bool `json:"idmapped_mounts"`
+	IDMap  bool       `json:"idmapped_mounts"`
 	Cgroup CgroupInfo `json:"cgroup"`
 	// Layers is the verdict per layer, in Layers() order.
 	Layers []LayerStatus `json:"layers"`
