@@ -127,6 +127,8 @@ say ok everywhere.
   (CLONE_INTO_CGROUP), removed with cgroup.kill afterwards; cgroup v1 is not used.
 - **Processes**: RLIMIT_NPROC (pids limit + 32 for the helper's own threads) counts every
   process of the uid, so uid 65534 shares it with other sandboxes running at the same time.
+  The helper, init of its PID namespace, reaps the orphans reparented to it, whose zombies
+  would otherwise count until the tool ends.
 - **A limit reached is reported as that limit.** The helper is a Go program under the same
   limits: when the interpreter's own memory, or the threads its background jobs need, run
   out, the Go runtime dies with a fatal error. Its fd 2 is the status pipe, which the parent
