@@ -132,6 +132,8 @@ type StepState struct {
 	ToolStats    *ToolStats        `yaml:"tool_stats,omitempty" json:"tool_stats,omitempty"`
 	Tokens       *Tokens           `yaml:"tokens,omitempty" json:"tokens,omitempty"`
 	Conversation *Conversation     `yaml:"conversation,omitempty" json:"conversation,omitempty"`
+	// Turns records each model reply of an agent step, in order, across resumed attempts.
+	Turns []Turn `yaml:"turns,omitempty" json:"turns,omitempty"`
 	Vars         map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
 }
 
@@ -239,6 +241,16 @@ func (t *Tokens) Add(o Tokens) {
 	t.Input += o.Input
 	t.Output += o.Output
 	t.Total += o.Total
+}
+
+// Turn is one model reply of an agent step.
+type Turn struct {
+	// FinishReason is why the reply ended: stop, tool_calls, length, refusal,
+	// content_filter, or a provider's own reason.
+	FinishReason string `yaml:"finish_reason" json:"finish_reason"`
+	// Divergence says, under --replay, how the request differed from the cassette's where
+	// replay went on anyway (a tool result that failed now and succeeded when recorded).
+	Divergence string `yaml:"divergence,omitempty" json:"divergence,omitempty"`
 }
 
 // Conversation is the message history of an agent step in conversation mode.
