@@ -96,17 +96,26 @@ func runValidate(ctx context.Context, opts *Options) error {
 			printText(opts.IO, fr, res.Warnings, err)
 		}
 	}
-	if opts.Output.JSON() {
-		if err := cmdutil.WriteJSON(opts.IO.Out, map[string]any{"files": results}); err != nil {
-			return err
-		}
-	}
+	report := &Report{Files: results}
 	if firstErr != nil {
 		// Already printed in full; the exit code carries the kind.
-		return silent{firstErr, len(opts.Files)}
+		return cmdutil.FailWith(opts.Output, report, silent{firstErr, len(opts.Files)})
+	}
+	if opts.Output.JSON() {
+		return cmdutil.WriteJSON(opts.IO.Out, report)
 	}
 	return nil
 }
+
+// Report is the JSON object of `awf validate`: every file's findings and, when a file is
+// invalid, the error (its first problem's position and the exit code).
+type Report struct {
+	Files []FileResult       `json:"files"`
+	Error *cmdutil.ErrorJSON `json:"error,omitempty"`
+}
+
+// SetError implements cmdutil.WithError.
+func (r *Report) SetError(e *cmdutil.ErrorJSON) { r.Error = e }
 
 func printText(ios *iostreams.IOStreams, fr FileResult, warnings workflow.Problems, err error) {
 	for _, w := range warnings {
