@@ -49,11 +49,11 @@ type loop struct {
 	// estimates what was appended after that reply.
 	est, reported, since int
 
-	turn      int
-	calls     int
-	tokens    state.Tokens
+	turn   int
+	calls  int
+	tokens state.Tokens
 	// turns records each reply, those of earlier attempts first.
-	turns []state.Turn
+	turns     []state.Turn
 	stoppedBy string
 	content   string
 	// lastOnly makes the next reply the last one: after a json correction, or when max_calls
