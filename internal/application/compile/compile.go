@@ -5,6 +5,7 @@ package compile
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -18,6 +19,9 @@ type Result struct {
 	// CallsTools is true when the workflow, or a workflow it calls, has a tool or agent step
 	// (set by File, which compiles the workflows called): a run without needs no tools built.
 	CallsTools bool
+	// Files are the absolute paths of the workflow files loaded: the workflow and those it
+	// calls (set by File), sorted.
+	Files []string
 }
 
 // File loads, validates and compiles the workflow at path, and every workflow its workflow
@@ -28,9 +32,13 @@ func File(l ports.WorkflowLoader, t ports.Templater, path string) (Result, error
 	c := &compiler{l: l, t: t, loaded: map[string]*workflow.Workflow{}}
 	_, res, err := c.file(path)
 	if res.Workflow != nil {
-		for _, w := range c.loaded {
+		for path, w := range c.loaded {
 			res.CallsTools = res.CallsTools || w != nil && w.CallsTools()
+			if w != nil {
+				res.Files = append(res.Files, path)
+			}
 		}
+		slices.Sort(res.Files)
 	}
 	return res, err
 }
@@ -40,6 +48,7 @@ type compiler struct {
 	l      ports.WorkflowLoader
 	t      ports.Templater
 	loaded map[string]*workflow.Workflow // by absolute path; nil while being compiled or unloadable
+	active []string                      // absolute paths of the workflows being compiled, caller first
 }
 
 // file compiles the workflow at path and its children, and records it in c.loaded (the
@@ -48,6 +57,8 @@ type compiler struct {
 func (c *compiler) file(path string) (*workflow.Workflow, Result, error) {
 	key := absPath(path)
 	c.loaded[key] = nil // being compiled
+	c.active = append(c.active, key)
+	defer func() { c.active = c.active[:len(c.active)-1] }()
 	wf, err := c.l.Load(path)
 	c.loaded[key] = wf
 	var all workflow.Problems

@@ -2,7 +2,10 @@
 // 002 "State Structure"). It is plain data with YAML names; the statestore adapter writes it.
 package state
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Status is the lifecycle state of a run or a step.
 type Status string
@@ -48,6 +51,62 @@ type RunState struct {
 	WorkDir string `yaml:"work_dir,omitempty" json:"work_dir,omitempty"`
 	// Order lists step names in the order they started, so readers see the run's sequence.
 	Order []string `yaml:"order" json:"order"`
+	// Sources are the digests of the files the run's workflow was loaded from, by absolute
+	// path: the workflow, the workflows it calls and the tool definitions it can reach
+	// (manifests, .tool files). Resume compares them with the files as they are now and
+	// refuses a changed workflow unless forced. Runs of earlier versions have none.
+	Sources map[string]string `yaml:"sources,omitempty" json:"sources,omitempty"`
+	// Overrides records every resume that was told to overlook something, so that a
+	// reviewer knows the run did not simply go on from a sound record.
+	Overrides []Override `yaml:"overrides,omitempty" json:"overrides,omitempty"`
+}
+
+// Override is one resume that went on despite a check: changed files (--force) or a damaged
+// journal (--from-last-valid).
+type Override struct {
+	At time.Time `yaml:"at" json:"at"`
+	// Flag is the resume flag that asked for it: "--force" or "--from-last-valid".
+	Flag string `yaml:"flag" json:"flag"`
+	// Changed lists the files that differed from the run's Sources (see ChangedSources).
+	Changed []string `yaml:"changed,omitempty" json:"changed,omitempty"`
+	// Dropped says what of a damaged journal was left out.
+	Dropped string `yaml:"dropped,omitempty" json:"dropped,omitempty"`
+}
+
+// Resume flags that an Override names.
+const (
+	ForceFlag         = "--force"
+	FromLastValidFlag = "--from-last-valid"
+)
+
+// SourceMissing is the digest of a source file that could not be read.
+const SourceMissing = "missing"
+
+// ChangedSources lists, sorted, the files whose digests differ between was (a run's Sources)
+// and now (the same files and those loaded now, hashed again), each with what happened to
+// it: "path (changed)", "path (deleted)" or "path (added)". A run without Sources (was is
+// empty: written by an earlier version) has nothing to compare and gives none.
+func ChangedSources(was, now map[string]string) []string {
+	if len(was) == 0 {
+		return nil
+	}
+	var out []string
+	for p, d := range was {
+		switch n, ok := now[p]; {
+		case !ok || n == d:
+		case n == SourceMissing:
+			out = append(out, p+" (deleted)")
+		default:
+			out = append(out, p+" (changed)")
+		}
+	}
+	for p, n := range now {
+		if _, ok := was[p]; !ok && n != SourceMissing {
+			out = append(out, p+" (added)")
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Segment is one process's run on a run: from StartedAt to EndedAt; the last segment of a run
@@ -116,23 +175,25 @@ func (r *RunState) Step(name string) *StepState {
 // StepState is one step's record. Output holds the step's output; when it is large the store
 // moves it beside the state file and sets OutputFile instead.
 type StepState struct {
-	Status       Status            `yaml:"status" json:"status"`
-	Output       string            `yaml:"output,omitempty" json:"output,omitempty"`
-	OutputFile   string            `yaml:"output_file,omitempty" json:"output_file,omitempty"`
-	OutputSize   int64             `yaml:"output_size,omitempty" json:"output_size,omitempty"`
-	Response     any               `yaml:"response,omitempty" json:"response,omitempty"`
-	ExitCode     *int              `yaml:"exit_code,omitempty" json:"exit_code,omitempty"`
-	Stderr       string            `yaml:"stderr,omitempty" json:"stderr,omitempty"`
-	Error        string            `yaml:"error,omitempty" json:"error,omitempty"`
-	Attempts     int               `yaml:"attempts,omitempty" json:"attempts,omitempty"`
-	StartedAt    *time.Time        `yaml:"started_at,omitempty" json:"started_at,omitempty"`
-	FinishedAt   *time.Time        `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
-	DurationMs   int64             `yaml:"duration_ms,omitempty" json:"duration_ms,omitempty"`
-	ToolCalls    []ToolCallRecord  `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
-	ToolStats    *ToolStats        `yaml:"tool_stats,omitempty" json:"tool_stats,omitempty"`
-	Tokens       *Tokens           `yaml:"tokens,omitempty" json:"tokens,omitempty"`
-	Conversation *Conversation     `yaml:"conversation,omitempty" json:"conversation,omitempty"`
-	Vars         map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
+	Status       Status           `yaml:"status" json:"status"`
+	Output       string           `yaml:"output,omitempty" json:"output,omitempty"`
+	OutputFile   string           `yaml:"output_file,omitempty" json:"output_file,omitempty"`
+	OutputSize   int64            `yaml:"output_size,omitempty" json:"output_size,omitempty"`
+	Response     any              `yaml:"response,omitempty" json:"response,omitempty"`
+	ExitCode     *int             `yaml:"exit_code,omitempty" json:"exit_code,omitempty"`
+	Stderr       string           `yaml:"stderr,omitempty" json:"stderr,omitempty"`
+	Error        string           `yaml:"error,omitempty" json:"error,omitempty"`
+	Attempts     int              `yaml:"attempts,omitempty" json:"attempts,omitempty"`
+	StartedAt    *time.Time       `yaml:"started_at,omitempty" json:"started_at,omitempty"`
+	FinishedAt   *time.Time       `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
+	DurationMs   int64            `yaml:"duration_ms,omitempty" json:"duration_ms,omitempty"`
+	ToolCalls    []ToolCallRecord `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	ToolStats    *ToolStats       `yaml:"tool_stats,omitempty" json:"tool_stats,omitempty"`
+	Tokens       *Tokens          `yaml:"tokens,omitempty" json:"tokens,omitempty"`
+	Conversation *Conversation    `yaml:"conversation,omitempty" json:"conversation,omitempty"`
+	// Turns records each model reply of an agent step, in order, across resumed attempts.
+	Turns []Turn            `yaml:"turns,omitempty" json:"turns,omitempty"`
+	Vars  map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
 }
 
 // RawArgsKey holds, in a call's recorded Arguments, the text of arguments that were not a JSON
@@ -239,6 +300,16 @@ func (t *Tokens) Add(o Tokens) {
 	t.Input += o.Input
 	t.Output += o.Output
 	t.Total += o.Total
+}
+
+// Turn is one model reply of an agent step.
+type Turn struct {
+	// FinishReason is why the reply ended: stop, tool_calls, length, refusal,
+	// content_filter, or a provider's own reason.
+	FinishReason string `yaml:"finish_reason" json:"finish_reason"`
+	// Divergence says, under --replay, how the request differed from the cassette's where
+	// replay went on anyway (a tool result that failed now and succeeded when recorded).
+	Divergence string `yaml:"divergence,omitempty" json:"divergence,omitempty"`
 }
 
 // Conversation is the message history of an agent step in conversation mode.
