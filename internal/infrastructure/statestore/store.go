@@ -166,13 +166,16 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 		e.seen = map[string]*seenTexts{}
 	}
 	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}, seen: e.seen}
-	doc, err := e.enc.encode(x.run(run))
+	body, err := e.enc.encode(x.run(run))
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
+	doc := make([]string, 0, len(body)+3)
+	doc = append(append(doc, stateHeader), body...)
 	if line := e.journalSeqLine(); line != "" {
 		doc = append(doc, line)
 	}
+	doc = append(doc, stateEnd)
 	if err := ensureDir(s.dir); err != nil {
 		return err
 	}
@@ -306,54 +309,85 @@ func (s *Store) Load(ctx context.Context, id string) (*state.RunState, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for range maxLoadAttempts - 1 {
-		rs, err := s.load(id, e)
+		rs, _, err := s.load(id, e, false)
 		if !errors.Is(err, errStale) {
 			return rs, err
 		}
 	}
-	return s.load(id, e)
+	rs, _, err := s.load(id, e, false)
+	return rs, err
 }
 
-func (s *Store) load(id string, e *runEntry) (*state.RunState, error) {
+var _ ports.StateRecovery = (*Store)(nil)
+
+// LoadValid reads run id as Load does, except that a damaged journal is read up to its last
+// valid line: dropped names the first line that could not be read or applied, and says that
+// it and the lines after it were left out ("" when the journal was sound). The next Save
+// moves the damaged journal aside, to <run-id>.journal.damaged, rather than emptying it. A
+// damaged state file is an error, as with Load.
+func (s *Store) LoadValid(ctx context.Context, id string) (run *state.RunState, dropped string, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	if err := CheckID(id); err != nil {
+		return nil, "", fmt.Errorf("load run: %w", err)
+	}
+	e := s.entry(id)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for range maxLoadAttempts - 1 {
+		run, dropped, err = s.load(id, e, true)
+		if !errors.Is(err, errStale) {
+			return run, dropped, err
+		}
+	}
+	return s.load(id, e, true)
+}
+
+// load reads run id; lenient reads a damaged journal up to its last valid line, dropped
+// saying what was left out.
+func (s *Store) load(id string, e *runEntry, lenient bool) (rs *state.RunState, dropped string, err error) {
 	p := s.Path(id)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fault.New(fault.Usage, "no run %q in %s", id, s.dir)
+		return nil, "", fault.New(fault.Usage, "no run %q in %s", id, s.dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load run %s: %w", id, err)
+		return nil, "", fmt.Errorf("load run %s: %w", id, err)
 	}
 	rs, folded, err := decodeRun(data)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", p, err)
+		return nil, "", fmt.Errorf("load %s: %w", p, err)
 	}
 	if rs.ID != id {
-		return nil, fmt.Errorf("load %s: the file holds run %q", p, rs.ID)
+		return nil, "", fmt.Errorf("load %s: the file holds run %q", p, rs.ID)
 	}
 	jp := s.journalPath(id)
 	if s.beforeJournal != nil {
 		s.beforeJournal()
 	}
-	j, err := readJournal(jp, folded)
+	j, err := readJournal(jp, folded, lenient)
 	if err == nil {
-		err = j.apply(rs, jp)
+		err = j.apply(rs, jp, lenient)
 	}
 	if err != nil {
-		return nil, loadError(p, data, jp, -1, err)
+		return nil, "", loadError(p, data, jp, -1, err)
 	}
 	if s.beforeRestore != nil {
 		s.beforeRestore()
 	}
 	r := &restorer{dir: s.dir, runID: id, blobs: map[string]blob{}}
 	if err := r.run(rs); err != nil {
-		return nil, loadError(p, data, jp, j.size, err)
+		return nil, "", loadError(p, data, jp, j.size, err)
 	}
 	e.blobs = r.blobs
 	e.j.seq = max(e.j.seq, folded, j.last)
 	e.j.dirty = e.j.dirty || j.size > 0
-	e.j.broken = e.j.broken || j.torn
+	// Nothing may be appended to a journal that ends with a partial or damaged line.
+	e.j.broken = e.j.broken || j.torn || j.dropped != ""
+	e.j.damaged = e.j.damaged || j.dropped != ""
 	e.j.known = true
-	return rs, nil
+	return rs, j.dropped, nil
 }
 
 // loadError is Load's error for a run whose state file at p held data and whose journal at
@@ -393,7 +427,7 @@ type summaryDoc struct {
 // List returns a summary of every run, newest first by StartedAt (ties by id). It reads state
 // files only, never output files. A state file that cannot be read or parsed does not stop it:
 // it is listed with the id from its name, no status, a zero StartedAt (so it sorts last) and
-// an Error saying what is wrong with it, so that `awf history` shows it rather than dying or
+// Unreadable saying what is wrong with it, so that `awf history` shows it rather than dying or
 // hiding it. The error is non-nil only when the directory cannot be read; a missing directory
 // is an empty list.
 func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
@@ -432,9 +466,11 @@ func (s *Store) summary(id string) ports.RunSummary {
 	doc, err := readSummary(p)
 	switch {
 	case err != nil:
-		sum.Error = fmt.Sprintf("unreadable state file %s: %v", p, err)
+		sum.Unreadable = fmt.Sprintf("%s: %v", p, err)
+	case doc.ID == "":
+		sum.Unreadable = fmt.Sprintf("%s: not a run's state file (no id)", p)
 	case doc.ID != id:
-		sum.Error = fmt.Sprintf("state file %s holds run %q", p, doc.ID)
+		sum.Unreadable = fmt.Sprintf("%s holds run %q", p, doc.ID)
 	default:
 		sum.Workflow, sum.Status, sum.Error = doc.Workflow, doc.Status, doc.Error
 		sum.StartedAt, sum.FinishedAt = doc.StartedAt, doc.FinishedAt
@@ -484,5 +520,23 @@ func readSummary(path string) (summaryDoc, error) {
 	if err := yaml.Unmarshal(head.Bytes(), &doc); err != nil {
 		return doc, fmt.Errorf("%s", yaml.FormatError(err, false, false))
 	}
+	if err := checkWhole(head.Bytes(), readTail(f)); err != nil {
+		return doc, err
+	}
 	return doc, nil
+}
+
+// readTail returns the last bytes of f, as many as stateEnd has; fewer, or none, when the file
+// is shorter or cannot be read.
+func readTail(f *os.File) []byte {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	n := min(fi.Size(), int64(len(stateEnd)))
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, fi.Size()-n); err != nil {
+		return nil
+	}
+	return buf
 }

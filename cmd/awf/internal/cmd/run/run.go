@@ -123,7 +123,8 @@ func runRun(ctx context.Context, opts *Options) error {
 		}
 	}
 	return Execute(opts.IO, f, opts.Model.Options(tools, workDir), opts.Output, func(r *runner.Runner) (*state.RunState, error) {
-		return r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir})
+		return r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir,
+			Sources: cmdutil.Sources(res.Files, tools, nil)})
 	})
 }
 
