@@ -1,9 +1,12 @@
 package statestore
 
 import (
+	"errors"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/awf-dev/awf/internal/domain/state"
 )
@@ -123,4 +126,33 @@ func TestLoadValidUnappliable(t *testing.T) {
 		t.Fatalf("LoadValid = %q, %v; want line 2 left out", dropped, err)
 	}
 	assertSame(t, got, want)
+}
+
+// TestFullDiskEndsTheRun: a run that ends when its state can no longer be written (a full
+// disk) is not left claiming to run: the status is rewritten in place.
+func TestFullDiskEndsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	s := newStore(t, dir)
+	run := smallRun()
+	run.Status, run.FinishedAt = state.Running, nil
+	if err := s.Save(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	s.failWrite = syscall.ENOSPC
+	run.Step("logs").Status = state.Completed
+	if err := s.Save(t.Context(), run); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("Save on a full disk = %v, want ENOSPC", err)
+	}
+	if got, err := newStore(t, dir).Load(t.Context(), run.ID); err != nil || got.Status != state.Running {
+		t.Fatalf("after a failed save of a running run: %v, %v; want running, untouched", got.Status, err)
+	}
+	end := run.StartedAt.Add(time.Minute).UTC()
+	run.Status, run.FinishedAt = state.Failed, &end
+	if err := s.Save(t.Context(), run); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("last Save on a full disk = %v, want ENOSPC", err)
+	}
+	got, err := newStore(t, dir).Load(t.Context(), run.ID)
+	if err != nil || got.Status != state.Failed {
+		t.Errorf("after the last save failed: %v, %v; want failed", got.Status, err)
+	}
 }

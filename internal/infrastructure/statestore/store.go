@@ -54,6 +54,7 @@ type Store struct {
 
 	beforeRestore func()       // a test hook: runs between reading a state file and its outputs
 	beforeJournal func()       // a test hook: runs between reading a state file and its journal
+	failWrite     error        // a test hook: the error of every state file write (a full disk)
 	noSync        bool         // a benchmark switch: no fsync of files and directories
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
 }
@@ -153,9 +154,46 @@ func (s *Store) Save(ctx context.Context, run *state.RunState) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := s.save(run, e); err != nil {
+		if run.FinishedAt != nil {
+			s.markEnded(run.ID)
+		}
 		return fmt.Errorf("save run %s: %w", run.ID, err)
 	}
 	return nil
+}
+
+// Lines of a state file's head: the run's status while it runs, and what markEnded makes of
+// it, of the same length (YAML ignores the blank at the end of a plain scalar).
+const (
+	runningLine = "\nstatus: running\n"
+	endedLine   = "\nstatus: failed \n"
+)
+
+// markEnded is the last resort of a run that ended but whose state could not be written (a
+// full disk): it rewrites, in place, the state file's `status: running` as `status: failed`.
+// The same number of bytes in a block the file already has needs no new space, so this may
+// succeed where writing a new file failed; then the state no longer claims the run is going
+// on. The file stays whole (its end marker is untouched). Best effort: a failure leaves the
+// file as it was.
+func (s *Store) markEnded(id string) {
+	f, err := os.OpenFile(s.Path(id), os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	if i := bytes.Index(head, []byte("\n"+statesKey)); i >= 0 {
+		head = head[:i+1]
+	}
+	at := bytes.Index(head, []byte(runningLine))
+	if at < 0 {
+		return
+	}
+	if _, err := f.WriteAt([]byte(endedLine), int64(at)); err == nil && !s.noSync {
+		_ = f.Sync()
+	}
 }
 
 // save writes the state file. Until it succeeds there is no baseline to journal changes from:
@@ -184,6 +222,9 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	}
 	if err := s.writeOutputs(run.ID, x.writes); err != nil {
 		return err
+	}
+	if s.failWrite != nil {
+		return s.failWrite
 	}
 	if err := writeAtomic(s.dir, run.ID+stateExt, !s.noSync, doc...); err != nil {
 		return err
