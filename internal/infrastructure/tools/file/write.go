@@ -81,7 +81,7 @@ func (t *WriteFile) Execute(ctx context.Context, call tool.Invocation) tool.Resu
 		return failure(t.Name(), err)
 	}
 	if int64(len(content)) > t.c.maxWrite {
-		return failure(t.Name(), fmt.Errorf("content is %d bytes, over the limit of %d bytes per call; write the file in parts with append=true", len(content), t.c.maxWrite))
+		return tool.Refused(layerSize, ruleMaxWrite, fmt.Sprintf("%s: content is %d bytes, over the limit of %d bytes per call; write the file in parts with append=true", t.Name(), len(content), t.c.maxWrite))
 	}
 	res, err := t.c.writeFile(p, []byte(content), appendMode)
 	if err != nil {
@@ -173,11 +173,11 @@ func (c *checker) existing(dir *os.Root, base, arg, abs string) (fs.FileInfo, er
 		return nil, c.openError(arg, abs, err)
 	case old.Mode()&fs.ModeSymlink != 0:
 		target, _ := dir.Readlink(base)
-		return nil, deniedf("%s is a symlink (to %q); write_file does not write through symlinks, write the target path instead", c.display(abs), target)
+		return nil, deniedf(ruleSymlink, "%s is a symlink (to %q); write_file does not write through symlinks, write the target path instead", c.display(abs), target)
 	case old.IsDir():
 		return nil, fmt.Errorf("%s is a directory; give a file path", c.display(abs))
 	case !old.Mode().IsRegular():
-		return nil, deniedf("%s is not a regular file (%s); only regular files are written", c.display(abs), describeType(old.Mode()))
+		return nil, deniedf(ruleRegular, "%s is not a regular file (%s); only regular files are written", c.display(abs), describeType(old.Mode()))
 	}
 	return old, nil
 }
@@ -310,7 +310,7 @@ func appendFile(dir *os.Root, base string, old fs.FileInfo, content []byte) (int
 		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	} else {
 		if n := linkCount(old); n > 1 {
-			return 0, deniedf("the file has %d hard links, so appending would change the other names too; refused", n)
+			return 0, deniedf(ruleHardLink, "the file has %d hard links, so appending would change the other names too; refused", n)
 		}
 		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_APPEND|oNonblock, 0)
 	}
@@ -323,7 +323,7 @@ func appendFile(dir *os.Root, base string, old fs.FileInfo, content []byte) (int
 		return 0, err
 	}
 	if old != nil && (!os.SameFile(old, fi) || !fi.Mode().IsRegular() || linkCount(fi) > 1) {
-		return 0, deniedf("the file changed while it was being opened; try again")
+		return 0, deniedf(ruleRace, "the file changed while it was being opened; try again")
 	}
 	if _, err := f.Write(content); err != nil {
 		return 0, err
