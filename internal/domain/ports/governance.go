@@ -243,6 +243,14 @@ type CallRefuser interface {
 	Refuse(ctx context.Context, req ToolRequest, rule, reason string) error
 }
 
+// CallRefuserFunc adapts a function to CallRefuser.
+type CallRefuserFunc func(ctx context.Context, req ToolRequest, rule, reason string) error
+
+// Refuse calls f.
+func (f CallRefuserFunc) Refuse(ctx context.Context, req ToolRequest, rule, reason string) error {
+	return f(ctx, req, rule, reason)
+}
+
 // AuditApproval is the approval part of an audit record.
 type AuditApproval struct {
 	Decision string `json:"decision"`

@@ -100,7 +100,7 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: warnings}, nil
+	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Refuser: gate, Validator: validator, Warnings: warnings}, nil
 }
 
 // keyEnvNames lists the variables holding provider API keys, by the resolved configuration.
