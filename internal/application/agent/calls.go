@@ -102,7 +102,7 @@ func (l *loop) classify(c state.CallRef) *pendingCall {
 	case !known:
 		return refuse(p, ports.RuleStepTools, l.unknownTool(c.Name))
 	case argErr != nil:
-		return refuse(p, ports.RuleArgsObject, fmt.Sprintf("invalid arguments for %s: %v; send the arguments as one JSON object", c.Name, argErr))
+		return refuse(p, ports.RuleArgsObject, fmt.Sprintf("invalid arguments for %s: %s; send the arguments as one JSON object", c.Name, l.truncatedArgs(argErr)))
 	case repeats > l.maxRepeats:
 		return refuse(p, "tool_options.max_repeats", fmt.Sprintf("not run: this is the same %s call, with the same arguments, %d times in a row "+
 			"(tool_options.max_repeats is %d); its result will not change: try something else, or give your answer",

@@ -59,6 +59,10 @@ type loop struct {
 	lastOnly  bool
 	noTools   bool
 	corrected bool
+	// cutOff is true when the last reply ended at the token limit; allowTruncated accepts
+	// such a reply as the final answer (options.allow_truncated).
+	cutOff         bool
+	allowTruncated bool
 
 	maxCalls, maxRepeats int
 	lastKey              string
@@ -82,6 +86,9 @@ func (l *loop) run(ctx context.Context) (runner.StepOutcome, error) {
 			return l.outcome(nil), err
 		}
 		calls := l.accept(resp)
+		if err := l.finishOK(resp, calls); err != nil {
+			return l.outcome(nil), err
+		}
 		done, err := l.next(ctx, calls)
 		if err != nil {
 			return l.outcome(nil), err
@@ -219,7 +226,8 @@ func (l *loop) accept(resp ports.ChatResponse) []state.CallRef {
 		calls = append(calls, c)
 	}
 	l.content = resp.Content
-	l.append(state.Message{Role: "assistant", Content: resp.Content, ToolCalls: calls})
+	l.cutOff = resp.FinishReason == ports.FinishLength
+	l.append(state.Message{Role: "assistant", Content: resp.Content, ToolCalls: calls, Thinking: resp.Thinking})
 	if u := resp.Usage; u.Input > 0 || u.Output > 0 {
 		l.reported, l.since = u.Input+u.Output, 0
 	}

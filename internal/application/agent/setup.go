@@ -167,6 +167,9 @@ func (l *loop) provider(ctx context.Context) error {
 	}
 	maps.Copy(opts, l.a.Options)
 	delete(opts, "model")
+	if l.allowTruncated, err = takeAllowTruncated(opts); err != nil {
+		return err
+	}
 	if len(opts) > 0 {
 		l.options = opts
 	}

@@ -12,7 +12,7 @@ import (
 
 // tool runs a tool step: one call through the tool invoker, recorded in the step's
 // tool_calls before it starts (in flight) and again when it ends. An error result fails the
-// step; the call's output is the step's output and its data the step's response.
+// step (a denied one as fault.Denied); the call's output is the step's output and its data the step's response.
 func (e *execution) tool(ctx context.Context, sr *stepRun) (StepOutcome, error) {
 	if e.r.d.Tools == nil {
 		return StepOutcome{}, fault.New(fault.Invalid, "tool steps need a tool invoker, and none is configured")
@@ -46,6 +46,10 @@ func (e *execution) tool(ctx context.Context, sr *stepRun) (StepOutcome, error) 
 	switch {
 	case err != nil:
 		return StepOutcome{}, fmt.Errorf("tool %q: %w", ts.Tool, err)
+	case res.Denied:
+		// Refused by the policy, approval or a layer inside the tool: the run ends denied
+		// (exit 5), not as a failed step that a retry could mend.
+		return StepOutcome{Output: res.Output}, fault.New(fault.Denied, "tool %q: %s", ts.Tool, res.Error)
 	case !res.Succeeded():
 		return StepOutcome{Output: res.Output}, fault.New(fault.Execution, "tool %q: %s", ts.Tool, res.Error)
 	}

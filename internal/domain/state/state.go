@@ -165,6 +165,20 @@ type Message struct {
 	ToolCallID  string    `yaml:"tool_call_id,omitempty" json:"tool_call_id,omitempty"`
 	Name        string    `yaml:"name,omitempty" json:"name,omitempty"`
 	IsError     bool      `yaml:"is_error,omitempty" json:"is_error,omitempty"`
+	// Thinking holds the reasoning blocks of an assistant message (Anthropic's extended
+	// thinking), kept exactly as the model sent them: the API refuses a conversation whose
+	// last assistant turn with tool calls comes back without them, or with them changed.
+	Thinking []Thinking `yaml:"thinking,omitempty" json:"thinking,omitempty"`
+}
+
+// Thinking is one reasoning block of a reply: its text and the signature that lets the API
+// check it comes back unmodified, or (Redacted) the encrypted data of a block the provider
+// withheld.
+type Thinking struct {
+	Text      string `yaml:"text,omitempty" json:"text,omitempty"`
+	Signature string `yaml:"signature,omitempty" json:"signature,omitempty"`
+	// Redacted holds the data of a redacted_thinking block; Text and Signature are empty.
+	Redacted string `yaml:"redacted,omitempty" json:"redacted,omitempty"`
 }
 
 // CallRef is a tool call inside a message: the model's request.

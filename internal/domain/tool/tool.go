@@ -7,6 +7,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -138,4 +139,16 @@ type Refusal struct {
 // tells the model why.
 func Refused(layer, rule, msg string) Result {
 	return Result{Status: StatusError, Error: msg, Denied: true, Refusal: &Refusal{Layer: layer, Rule: rule}}
+}
+
+// OptionLike reports whether a value the model gives, placed where a program reads options,
+// would be taken for one: it starts with "-" and is not a number ("-5" is a count for the
+// programs that read it at all, an operand for the rest). Command templates and wrapped
+// tools refuse such a value there (option injection, docs/security.md).
+func OptionLike(v string) bool {
+	if len(v) < 2 || v[0] != '-' {
+		return false
+	}
+	digits := strings.Trim(v[1:], "0123456789")
+	return !(digits == "" || digits == "." && v[1] != '.' && v[len(v)-1] != '.')
 }

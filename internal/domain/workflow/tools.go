@@ -44,6 +44,9 @@ type Restrictions struct {
 	Paths    []string
 	Commands []string
 	Hosts    []string
+	// Exec "allowlist" makes the kernel enforce Commands for this tool's processes (see
+	// Policy.Exec); "" leaves the workflow's choice.
+	Exec string
 }
 
 // Policy is the workflow-wide sandbox policy (DESIGN section 5).
@@ -58,7 +61,15 @@ type Policy struct {
 	Enforce  string // best_effort | strict
 	Backend  string // process | container
 	Image    string
+	// GitHooks lets git run hooks and core.fsmonitor in tool processes; off by default, so
+	// that an allowed git cannot run programs the allowlist does not name.
+	GitHooks bool
 	Pos      Pos
+
+	// Exec is "any" (the default: the command allowlist is checked on the shell line and by
+	// the interpreter, L1) or "allowlist": the kernel lets every process of a tool execute
+	// only the allowed programs (Landlock's execute right, noexec mounts).
+	Exec string
 }
 
 // PathPolicy lists path globs by access.

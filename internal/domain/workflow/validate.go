@@ -56,6 +56,7 @@ var (
 	onMaxCallsModes = []string{"fail", "stop"}
 	networkModes    = []string{"none", "allowlist", "host"}
 	enforceModes    = []string{"best_effort", "strict"}
+	execModes       = []string{"any", "allowlist"}
 	backends        = []string{"process", "container"}
 	providerTypes   = []string{"openai", "anthropic", "claude", "ollama", "cli", "replay"}
 )
@@ -211,6 +212,9 @@ func (v *validator) tools() {
 		v.oneOf(path+".approval", t.Pos, describeNamed("tool", t.Name), "approval", t.Approval, approvalModes, true)
 		v.toolKind(path, t)
 		v.params(path, t)
+		if r := t.Restrictions; r != nil {
+			v.oneOf(path+".restrictions.exec", t.Pos, describeNamed("tool", t.Name), "exec", r.Exec, execModes, true)
+		}
 	}
 }
 
@@ -279,6 +283,7 @@ func (v *validator) policy() {
 	}
 	v.oneOf("sandbox.network", p.Pos, "", "network", p.Network, networkModes, true)
 	v.oneOf("sandbox.enforce", p.Pos, "", "enforce", p.Enforce, enforceModes, true)
+	v.oneOf("sandbox.exec", p.Pos, "", "exec", p.Exec, execModes, true)
 	v.oneOf("sandbox.backend", p.Pos, "", "backend", p.Backend, backends, true)
 	if p.Image != "" && p.Backend != "container" {
 		v.warnf("sandbox.image", p.Pos, "image is used only with backend: container")

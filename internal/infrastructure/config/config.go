@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // Layer is what one source says. Nil fields are not set by that source.
@@ -95,6 +96,9 @@ func FromFile(path string) (Layer, error) {
 		return Layer{}, fault.Wrap(fault.Usage, fmt.Errorf("read config: %w", err))
 	}
 	var l Layer
+	if err := yamlnode.CheckFile(path, data); err != nil {
+		return Layer{}, fault.New(fault.Usage, "config %w", err)
+	}
 	if len(bytes.TrimSpace(data)) > 0 {
 		dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
 		if err := dec.Decode(&l); err != nil {

@@ -237,18 +237,21 @@ func TestNetwork(t *testing.T) {
 		policy workflow.Policy
 		want   string
 		kind   fault.Kind // of the error, when want is ""
+		narrow []string   // the tool's restrictions.hosts
 	}{
-		{"default", workflow.Policy{}, "none", 0},
-		{"none", workflow.Policy{Network: "none"}, "none", 0},
-		{"host", workflow.Policy{Network: "host"}, "awf-net", 0},
-		{"hosts imply an allowlist, unfiltered", workflow.Policy{Hosts: []string{"example.com"}}, "awf-net", 0},
-		{"allowlist under strict", workflow.Policy{Network: "allowlist", Hosts: []string{"example.com"}, Enforce: "strict"}, "", fault.Denied},
-		{"unknown mode", workflow.Policy{Network: "bridge"}, "", fault.Invalid},
+		{"default", workflow.Policy{}, "none", 0, nil},
+		{"none", workflow.Policy{Network: "none"}, "none", 0, nil},
+		{"host", workflow.Policy{Network: "host"}, "awf-net", 0, nil},
+		{"hosts imply an allowlist, unfiltered", workflow.Policy{Hosts: []string{"example.com"}}, "awf-net", 0, nil},
+		{"allowlist under strict", workflow.Policy{Network: "allowlist", Hosts: []string{"example.com"}, Enforce: "strict"}, "", fault.Denied, nil},
+		{"unknown mode", workflow.Policy{Network: "bridge"}, "", fault.Invalid, nil},
+		{"restricted to no host", workflow.Policy{Network: "host"}, "none", 0, []string{}},
+		{"restricted to hosts: cannot be enforced", workflow.Policy{Network: "host"}, "", fault.Denied, []string{"example.com"}},
 	}
 	r := newRunner(t, t.TempDir(), Config{Network: "awf-net"})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := r.network(&tc.policy)
+			got, err := r.network(&tc.policy, tc.narrow)
 			if tc.want == "" {
 				if err == nil || fault.KindOf(err) != tc.kind {
 					t.Errorf("network(%+v) = %q, %v; want a %v error", tc.policy, got, err, tc.kind)

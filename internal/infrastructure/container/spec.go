@@ -71,7 +71,7 @@ func (r *Runner) plan(req ports.ProcessRequest, create bool) (*spec, error) {
 	if s.dir, err = r.workingDir(req.Dir, l); err != nil {
 		return nil, err
 	}
-	if s.network, err = r.network(pol); err != nil {
+	if s.network, err = r.network(pol, narrow.Hosts); err != nil {
 		return nil, err
 	}
 	limits := r.limits(pol.Limits)
@@ -118,8 +118,18 @@ func (r *Runner) workingDir(dir string, l *layout) (string, error) {
 // network maps the policy's network mode to a Docker network. Processes get no network unless
 // the policy allows some. A host allowlist cannot be enforced by this backend (that takes the
 // filtering proxy of the process sandbox): under enforce: strict it is refused, otherwise the
-// container gets the configured network unfiltered and the audit record says so.
-func (r *Runner) network(p *workflow.Policy) (string, error) {
+// container gets the configured network unfiltered and the audit record says so. A tool's
+// restrictions.hosts can only narrow: an empty list gives no network; any other list cannot be
+// enforced here and is refused whatever enforce says, since the tool's author asked for less
+// than the policy gives.
+func (r *Runner) network(p *workflow.Policy, narrow []string) (string, error) {
+	switch {
+	case narrow != nil && len(narrow) == 0:
+		return networkNone, nil
+	case narrow != nil:
+		return "", fault.New(fault.Denied, "sandbox backend container cannot restrict a tool to hosts %s "+
+			"(restrictions.hosts): use the process backend, or restrictions.hosts: [] for no network", strings.Join(narrow, ", "))
+	}
 	mode := p.Network
 	if mode == "" && len(p.Hosts) > 0 {
 		mode = networkAllowlist

@@ -14,6 +14,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 var _ ports.WorkflowLoader = (*Loader)(nil)
@@ -81,6 +82,11 @@ func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error)
 // parse parses the YAML and returns the root of its single document, or nil after recording
 // a problem.
 func (d *decoder) parse(data []byte) ast.Node {
+	var le *yamlnode.LimitError
+	if errors.As(yamlnode.Check(data), &le) {
+		d.errorf("", workflow.Pos{File: d.file, Line: le.Line, Col: le.Column}, "", "%s", le.Msg)
+		return nil
+	}
 	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		d.syntaxError(err)

@@ -11,7 +11,7 @@ import (
 var (
 	sandboxKeys = []string{
 		"paths", "commands", "hosts", "network", "limits", "env", "require", "enforce",
-		"backend", "image",
+		"exec", "backend", "image", "git_hooks",
 	}
 	pathKeys   = []string{"read", "write", "protect"}
 	limitKeys  = []string{"timeout", "output", "memory", "pids", "file_size", "cpu"}
@@ -23,7 +23,7 @@ var (
 		"use", "max_calls", "idempotent", "read_only", "cache", "timeout",
 	}
 	paramKeys       = []string{"name", "type", "description", "required", "default", "enum"}
-	restrictionKeys = []string{"paths", "commands", "hosts"}
+	restrictionKeys = []string{"paths", "commands", "hosts", "exec"}
 )
 
 // policy decodes the sandbox: block.
@@ -35,8 +35,8 @@ func (d *decoder) policy(path string, raw ast.Node) *workflow.Policy {
 	o.checkKeys("sandbox", sandboxKeys)
 	p := &workflow.Policy{
 		Commands: o.strings("commands"), Hosts: o.strings("hosts"), Network: o.str("network"),
-		Require: o.strings("require"), Enforce: o.str("enforce"), Backend: o.str("backend"),
-		Image: o.str("image"), Pos: o.pos,
+		Require: o.strings("require"), Enforce: o.str("enforce"), Exec: o.str("exec"), Backend: o.str("backend"),
+		Image: o.str("image"), GitHooks: o.boolean("git_hooks"), Pos: o.pos,
 	}
 	if sub := d.sub(o, "paths"); sub != nil {
 		sub.checkKeys("sandbox paths", pathKeys)
@@ -119,6 +119,7 @@ func (d *decoder) tools(o *object) []workflow.ToolSpec {
 			r.checkKeys("tool restrictions", restrictionKeys)
 			spec.Restrictions = &workflow.Restrictions{
 				Paths: r.strings("paths"), Commands: r.strings("commands"), Hosts: r.strings("hosts"),
+				Exec: r.str("exec"),
 			}
 		}
 		out = append(out, spec)

@@ -45,6 +45,11 @@ func (d *decoder) pos(n ast.Node) workflow.Pos {
 
 // parse returns the root of the file's one document, or nil after recording a problem.
 func (d *decoder) parse(data []byte) ast.Node {
+	var le *yamlnode.LimitError
+	if errors.As(yamlnode.Check(data), &le) {
+		d.probs = append(d.probs, workflow.Problem{Pos: workflow.Pos{File: d.file, Line: le.Line, Col: le.Column}, Msg: le.Msg})
+		return nil
+	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		var ye yaml.Error

@@ -175,8 +175,16 @@ type HelperStatus struct {
 
 // DecodeStatus decodes the status records the file entry wrote to its STATUS file. An error
 // means the records are corrupt; no records at all (a zero HelperStatus) means the helper never
-// got as far as the script, or the entry was killed before it could write them.
+// got as far as the script, or the entry was killed before it could write them. A resource
+// limit that stopped the script, or a crash of the helper, is Err (as Runner.Run reports it,
+// without the limit's figure).
 func DecodeStatus(data []byte) (HelperStatus, error) {
 	st, err := parseStatus(data)
+	switch {
+	case st.limit != "":
+		st.err = limitError(st.limit, 0, 0)
+	case st.crash != "":
+		st.err = crashError(st.crash)
+	}
 	return HelperStatus{Ready: st.ready, Err: st.err}, err
 }

@@ -99,6 +99,7 @@ func (c HelperConfig) Main() int {
 		syscall.CloseOnExec(requestFD) // kernels before 5.11
 		syscall.CloseOnExec(statusFD)
 	}
+	separateRuntimeOutput() // [sandbox] a crash under a limit reaches the parent, not the script
 	status := os.NewFile(statusFD, "awf-status")
 
 	req, err := readRequest(os.NewFile(requestFD, "awf-request"))
@@ -167,6 +168,9 @@ func (c HelperConfig) exitStatus(status *os.File, err error) int {
 		return c.fail(status, err)
 	}
 	fmt.Fprintf(os.Stderr, "awf: %v\n", err)
+	if resource := limitOf(err); resource != "" { // a command could not start: fork failed
+		status.Write(limitRecord(resource, err.Error()))
+	}
 	return 1
 }
 

@@ -62,8 +62,10 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 	}
 	overflow, stopOverflow := context.WithCancel(runCtx)
 	defer stopOverflow()
-	stdout := &lockedWriter{w: &headBuffer{limit: limit, onOverflow: stopOverflow}}
-	stderr := &lockedWriter{w: &headTail{limit: l.cfg.StderrLimit}}
+	budget := &outputBudget{limit: limit, onOverflow: stopOverflow}
+	out, errOut := &headBuffer{limit: limit}, &headTail{limit: l.cfg.StderrLimit}
+	stdout := &lockedWriter{w: budget.counting(out)}
+	stderr := &lockedWriter{w: budget.counting(errOut)}
 	dir := req.Dir
 	if dir == "" {
 		dir, _ = os.Getwd()
@@ -80,9 +82,9 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 	}
 	runErr := runner.Run(overflow, file)
 	res := ports.ProcessResult{
-		Stdout:    stdout.w.(*headBuffer).String(),
-		Stderr:    stderr.w.(*headTail).String(),
-		Truncated: stdout.w.(*headBuffer).Truncated(),
+		Stdout:    out.String(),
+		Stderr:    errOut.String(),
+		Truncated: out.Truncated() || budget.exceeded(),
 		Duration:  time.Since(start),
 	}
 	switch {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -122,8 +123,8 @@ func (h *headBuffer) String() string {
 
 // headTail keeps the first and the last half of its limit and counts what it drops between
 // them: a failing command's first error and its final message are both worth keeping, while a
-// flood in the middle is not. It never signals overflow: a chatty stderr is no reason to kill a
-// script. Not safe for concurrent use.
+// flood in the middle is not. It never signals overflow itself: the outputBudget it is written
+// through counts it with stdout against the output limit. Not safe for concurrent use.
 type headTail struct {
 	limit int64
 	head  []byte
@@ -192,4 +193,33 @@ func drain(f *os.File, w io.Writer) {
 			return
 		}
 	}
+}
+
+// outputBudget counts the bytes of stdout and stderr together against the output limit and
+// calls onOverflow once, at the first byte past it: a flood on either stream stops the
+// script, where a cap on stdout alone let a stderr-only flood run to the timeout. Safe for
+// concurrent use by the two readers.
+type outputBudget struct {
+	limit      int64
+	used       atomic.Int64
+	once       sync.Once
+	onOverflow func()
+}
+
+// counting returns w with every write counted against b.
+func (b *outputBudget) counting(w io.Writer) io.Writer { return budgetWriter{w: w, b: b} }
+
+// exceeded reports whether the streams together went past the limit.
+func (b *outputBudget) exceeded() bool { return b.used.Load() > b.limit }
+
+type budgetWriter struct {
+	w io.Writer
+	b *outputBudget
+}
+
+func (c budgetWriter) Write(p []byte) (int, error) {
+	if c.b.used.Add(int64(len(p))) > c.b.limit && c.b.onOverflow != nil {
+		c.b.once.Do(c.b.onOverflow)
+	}
+	return c.w.Write(p)
 }

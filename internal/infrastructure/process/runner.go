@@ -101,9 +101,13 @@ func New(cfg Config) *Runner {
 //
 // A non-zero exit is a result, not an error; a script that does not parse exits 2 with the
 // parse error on stderr. When the script ends, whatever it left running in its process group
-// (background jobs, nohup) is killed. Stdout beyond the output limit kills the group too: the
-// result then has Truncated set, the kept head of stdout, an ExitCode of 137 (a signal n gives
-// 128+n, as in a shell) and no error.
+// (background jobs, nohup) is killed. Output beyond the output limit (stdout and stderr
+// counted together) kills the group too: the result then has Truncated set, the kept head of
+// stdout, an ExitCode of 137 (a signal n gives 128+n, as in a shell) and no error.
+//
+// A sandbox resource limit that stops the script is an error of kind fault.Execution naming
+// it ("killed: memory limit 1 GiB reached", "killed: process limit 256 reached"), also when it
+// is the helper's own Go runtime that ran out (limits.go).
 //
 // A timeout or a cancelled ctx kills the group and returns the partial result with an error of
 // kind fault.Execution ("timed out after 1s", "interrupted") that wraps the context's error.
@@ -155,7 +159,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	case waitErr != nil:
 		return res, fault.Wrap(fault.System, fmt.Errorf("wait for process helper: %w", waitErr))
 	}
-	return res, r.helperError(status, res)
+	return res, r.helperError(status, res, launch.limits())
 }
 
 // prepare checks the request and builds what goes on the wire.
@@ -186,14 +190,20 @@ func (r *Runner) prepare(req ports.ProcessRequest) (*Request, error) {
 	return &Request{Script: req.Script, Env: env, Vars: req.Vars}, nil
 }
 
-// helperError turns the status records into Run's error: a failure the helper reported, or
-// none at all, which means the executable did not act as a helper.
-func (r *Runner) helperError(data []byte, res ports.ProcessResult) error {
+// helperError turns the status records into Run's error: the resource limit that stopped the
+// script (lim: the limits the sandbox set), a crash of the helper, a failure the helper
+// reported, or none at all, which means the executable did not act as a helper.
+func (r *Runner) helperError(data []byte, res ports.ProcessResult, lim sandbox.Limits) error {
 	st, err := parseStatus(data)
 	if err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("process helper status: %w", err))
 	}
-	if st.err != nil {
+	switch {
+	case st.limit != "":
+		return limitError(st.limit, lim.Memory, lim.PIDs)
+	case st.crash != "":
+		return crashError(st.crash)
+	case st.err != nil:
 		return st.err
 	}
 	if !st.ready {
@@ -219,6 +229,9 @@ type proc struct {
 	io                             sync.WaitGroup // request and stdin writers, output readers
 	out                            headBuffer
 	errOut                         headTail
+	budget                         outputBudget  // stdout and stderr together
+	status                         headBuffer    // records, then the head of a crash report
+	statusDone                     chan struct{} // closed when the status pipe is drained
 }
 
 // start creates the pipes, starts the helper in its own process group, and starts the
@@ -272,9 +285,12 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandbo
 		return nil, fault.Wrap(fault.System, fmt.Errorf("start process helper: %w", err))
 	}
 
-	p := &proc{cmd: cmd, pid: cmd.Process.Pid, reqW: reqW, inW: inW, outR: outR, errR: errR, statusR: statusR}
-	p.out = headBuffer{limit: limit, onOverflow: p.kill}
+	p := &proc{cmd: cmd, pid: cmd.Process.Pid, reqW: reqW, inW: inW, outR: outR, errR: errR, statusR: statusR,
+		statusDone: make(chan struct{})}
+	p.out = headBuffer{limit: limit}
 	p.errOut = headTail{limit: r.cfg.StderrLimit}
+	p.budget = outputBudget{limit: limit, onOverflow: p.kill}
+	p.status = headBuffer{limit: 2*maxStatusMsg + maxCrashReport}
 	// The writers close their pipe when done: the helper reads the request to EOF, and the
 	// script sees the end of its input. A write error shows as a helper failure (request) or
 	// is a script that did not read all its input (stdin).
@@ -282,8 +298,11 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandbo
 	if inW != nil {
 		p.goIO(func() { io.WriteString(inW, stdin); inW.Close() })
 	}
-	p.goIO(func() { drain(outR, &p.out) })
-	p.goIO(func() { drain(errR, &p.errOut) })
+	p.goIO(func() { drain(outR, p.budget.counting(&p.out)) })
+	p.goIO(func() { drain(errR, p.budget.counting(&p.errOut)) })
+	// Drained while the helper runs: a crash report of the helper's runtime can be larger than
+	// the pipe, and the helper would block writing it.
+	go func() { drain(statusR, &p.status); close(p.statusDone) }()
 	return p, nil
 }
 
@@ -339,9 +358,10 @@ func (p *proc) finish(drainTimeout time.Duration) []byte {
 	for _, f := range []*os.File{p.outR, p.errR, p.statusR} {
 		f.SetReadDeadline(deadline)
 	}
-	// Only the helper, now dead, held the status pipe: read it before waiting out the
-	// deadline on the output pipes.
-	status, _ := io.ReadAll(io.LimitReader(p.statusR, 2*maxStatusMsg))
+	// Only the helper, now dead, held the status pipe: its drain ends before the deadline
+	// that may be waited out on the output pipes.
+	<-p.statusDone
+	status := []byte(p.status.String())
 	p.io.Wait()
 	closeAll([]*os.File{p.outR, p.errR, p.statusR})
 	return status
@@ -353,7 +373,7 @@ func (p *proc) result(state *os.ProcessState, start time.Time) ports.ProcessResu
 		Stdout:    p.out.String(),
 		Stderr:    p.errOut.String(),
 		ExitCode:  exitCode(state),
-		Truncated: p.out.Truncated(),
+		Truncated: p.out.Truncated() || p.budget.exceeded(),
 		Duration:  time.Since(start),
 	}
 }

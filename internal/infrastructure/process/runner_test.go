@@ -376,6 +376,22 @@ func TestRunStderrCap(t *testing.T) {
 	}
 }
 
+// TestRunStderrCountsTowardOutputLimit: a flood on stderr alone is stopped at the output
+// limit, as a flood on stdout is, by both runners.
+func TestRunStderrCountsTowardOutputLimit(t *testing.T) {
+	for name, r := range map[string]ports.ProcessRunner{"helper": New(Config{}), "local": NewLocal(Config{})} {
+		t.Run(name, func(t *testing.T) {
+			got, err := r.Run(t.Context(), ports.ProcessRequest{Script: "echo start; yes >&2", OutputLimit: 64 << 10})
+			if err != nil {
+				t.Fatalf("Run(yes >&2) error: %v", err)
+			}
+			if !got.Truncated || got.ExitCode != 128+int(syscall.SIGKILL) || got.Stdout != "start\n" {
+				t.Errorf("Run(yes >&2) = exit %d, truncated %v, stdout %q; want 137, truncated, the stdout kept", got.ExitCode, got.Truncated, got.Stdout)
+			}
+		})
+	}
+}
+
 func TestRunConcurrent(t *testing.T) {
 	r := New(Config{})
 	const n = 8

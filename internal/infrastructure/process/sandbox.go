@@ -23,7 +23,8 @@ type sandboxLaunch struct {
 
 // sandbox compiles req.Policy narrowed by req.Restrictions, prepares the helper's sandbox,
 // puts the spec on the wire and filters the environment the script starts from
-// (sandbox.Spec.BaseEnv: the policy's env.allow and env.set). Without a policy it returns nil.
+// (sandbox.Spec.BaseEnv: the policy's env.allow and env.set), to which git's sandbox settings
+// are added (gitEnv). Without a policy it returns nil.
 func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunch, error) {
 	if req.Policy == nil {
 		return nil, nil
@@ -58,6 +59,7 @@ func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunc
 	if wreq.Env, err = mergeEnv(spec.BaseEnv(base), req.Env); err != nil {
 		return nil, err
 	}
+	wreq.Env = gitEnv(wreq.Env, dir, req.Policy.GitHooks)
 	l, err := sandbox.Prepare(spec, r.cfg.SandboxReport())
 	if err != nil {
 		return nil, err
@@ -75,6 +77,14 @@ func (l *sandboxLaunch) Close() {
 	if l != nil {
 		l.Launch.Close()
 	}
+}
+
+// limits are the resource limits the helper runs under; none without a sandbox.
+func (l *sandboxLaunch) limits() sandbox.Limits {
+	if l == nil {
+		return sandbox.Limits{}
+	}
+	return l.Spec.Limits
 }
 
 // extraFiles are the descriptors the helper inherits after the request and status pipes.

@@ -28,9 +28,15 @@ package process
 //	'F' n, kind byte, msg   the helper failed (bad request, a Setup hook, a classified error
 //	                        from an exec middleware); kind is a fault.Kind, msg at most
 //	                        maxStatusMsg bytes. The helper exits right after.
+//	'L' n, resource NUL msg a resource limit stopped the script (starting a command failed
+//	                        with EAGAIN or ENOMEM): resource is "pids" or "memory". The helper
+//	                        exits right after.
+//	anything else           the Go runtime's crash report: the helper's fd 2 is this pipe
+//	                        (limits.go). It runs to EOF.
 //
-// The parent reads fd 4 once the helper has exited. No 'R' and no 'F' means the executable did
-// not act as a helper at all (main does not call HelperMain first).
+// The parent drains fd 4 while the helper runs and reads it once the helper has exited. No 'R'
+// and no 'F' means the executable did not act as a helper at all (main does not call
+// HelperMain first).
 
 import (
 	"bufio"
@@ -56,6 +62,7 @@ const (
 
 	statusReady  = 'R'
 	statusFailed = 'F'
+	statusLimit  = 'L'
 
 	// maxFrame bounds one frame, so a corrupt length cannot make the helper allocate without
 	// limit.
@@ -317,16 +324,26 @@ func failureRecord(err error) []byte {
 type helperStatus struct {
 	ready bool
 	err   error // from an 'F' record, with its fault kind
+	// limit is the resource of an 'L' record, or the one a crash report shows reached.
+	limit string
+	// crash is the head of the Go runtime's crash report, if the helper crashed.
+	crash string
 }
 
-// parseStatus decodes the records the helper wrote to fd 4.
+// parseStatus decodes the records the helper wrote to fd 4. What does not parse as a record
+// from there on is the runtime's crash report.
 func parseStatus(data []byte) (helperStatus, error) {
 	var st helperStatus
 	for len(data) > 0 {
 		tag := data[0]
 		n, k := binary.Uvarint(data[1:])
-		if k <= 0 || n > uint64(len(data)-1-k) {
-			return st, fmt.Errorf("status record %q cut short", tag)
+		if tag != statusReady && tag != statusFailed && tag != statusLimit || k <= 0 || n > uint64(len(data)-1-k) ||
+			tag == statusReady && n != 0 {
+			st.crash = string(data)
+			if st.limit == "" {
+				st.limit = crashLimit(st.crash)
+			}
+			return st, nil
 		}
 		payload := data[1+k : 1+k+int(n)]
 		data = data[1+k+int(n):]
@@ -338,8 +355,9 @@ func parseStatus(data []byte) (helperStatus, error) {
 				return st, errors.New("failure record without a kind")
 			}
 			st.err = fault.New(fault.Kind(payload[0]), "%s", payload[1:])
-		default:
-			return st, fmt.Errorf("unknown status record %q", tag)
+		case statusLimit:
+			resource, _, _ := strings.Cut(string(payload), "\x00")
+			st.limit = resource
 		}
 	}
 	return st, nil

@@ -122,8 +122,6 @@ func TestParseStatus(t *testing.T) {
 		{"failed before ready", denied, false, "no landlock", fault.Denied, ""},
 		{"failed after ready", append(ready, failureRecord(errors.New("boom"))...), true, "boom", fault.System, ""},
 		{"long message cut", failureRecord(errors.New(strings.Repeat("m", 2*maxStatusMsg))), false, strings.Repeat("m", maxStatusMsg), fault.System, ""},
-		{"unknown record", []byte("X\x00"), false, "", 0, `unknown status record 'X'`},
-		{"cut record", []byte("F\x05ab"), false, "", 0, `status record 'F' cut short`},
 		{"failure without kind", []byte("F\x00"), false, "", 0, "failure record without a kind"},
 	}
 	for _, tc := range tests {
@@ -174,4 +172,62 @@ func FuzzReadRequest(f *testing.F) {
 			t.Errorf("round trip changed the request (-first +second):\n%s", diff)
 		}
 	})
+}
+
+// TestParseStatusCrash: what follows the records and does not parse as one is the helper
+// runtime's crash report (its fd 2 is the status pipe), and the limit it shows is named.
+func TestParseStatusCrash(t *testing.T) {
+	ready := appendStatus(nil, statusReady, nil)
+	tests := []struct {
+		name         string
+		data         []byte
+		ready        bool
+		limit, crash string
+	}{
+		{"unknown record", []byte("X\x00"), false, "", "X\x00"},
+		{"cut record", []byte("F\x05ab"), false, "", "F\x05ab"},
+		{"out of memory", append(ready, "fatal error: runtime: out of memory\n\ngoroutine 1 [running]:\n"...), true,
+			resourceMemory, "fatal error: runtime: out of memory\n\ngoroutine 1 [running]:\n"},
+		{"no thread", append(ready, "runtime: failed to create new OS thread (have 40 already; errno=11)\n"...), true,
+			resourcePIDs, "runtime: failed to create new OS thread (have 40 already; errno=11)\n"},
+		{"panic", append(ready, "panic: boom\n"...), true, "", "panic: boom\n"},
+		{"limit record", append(ready, limitRecord(resourcePIDs, "fork/exec /bin/sleep: resource temporarily unavailable")...), true,
+			resourcePIDs, ""},
+		{"ready with a payload", []byte("R\x01x"), false, "", "R\x01x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := parseStatus(tc.data)
+			if err != nil {
+				t.Fatalf("parseStatus(%q) = %v", tc.data, err)
+			}
+			if st.ready != tc.ready || st.limit != tc.limit || st.crash != tc.crash {
+				t.Errorf("parseStatus(%q) = ready %v, limit %q, crash %q; want %v, %q, %q", tc.data, st.ready, st.limit, st.crash, tc.ready, tc.limit, tc.crash)
+			}
+		})
+	}
+}
+
+func TestLimitMessages(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{limitError(resourceMemory, 1<<30, 0), "killed: memory limit 1 GiB reached"},
+		{limitError(resourceMemory, 3<<29, 0), "killed: memory limit 1.5 GiB reached"},
+		{limitError(resourceMemory, 0, 0), "killed: memory limit reached"},
+		{limitError(resourcePIDs, 0, 256), "killed: process limit 256 reached"},
+		{limitError(resourcePIDs, 0, 0), "killed: process limit reached"},
+		{crashError("\npanic: boom\n\ngoroutine 1"), "process helper crashed: panic: boom"},
+	}
+	for _, tc := range tests {
+		if tc.err.Error() != tc.want {
+			t.Errorf("error = %q, want %q", tc.err, tc.want)
+		}
+	}
+	for n, want := range map[int64]string{100: "100 bytes", 64 << 10: "64 KiB", 1 << 20: "1 MiB", 5 << 40: "5 TiB"} {
+		if got := formatBytes(n); got != want {
+			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
 }

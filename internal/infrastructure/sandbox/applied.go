@@ -20,6 +20,9 @@ type Applied struct {
 	LandlockABI int `json:"landlock_abi"`
 	// UID is the uid the script runs as, seen from outside the sandbox.
 	UID int `json:"uid"`
+	// Notes say what a layer in force did not fully cover (such as protected paths beyond the
+	// walk limit).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Has reports whether layer l is in force.
@@ -74,6 +77,9 @@ func (a *Applied) Map() map[string]string {
 			}
 		}
 		m["skipped"] = strings.Join(skipped, "; ")
+	}
+	if len(a.Notes) > 0 {
+		m["notes"] = strings.Join(a.Notes, "; ")
 	}
 	return m
 }

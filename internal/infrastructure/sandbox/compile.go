@@ -18,10 +18,11 @@ var SystemRead = []string{"/bin", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
 // Devices are the device files every process may read and write.
 var Devices = []string{"/dev/full", "/dev/null", "/dev/random", "/dev/urandom", "/dev/zero"}
 
-// DefaultProtect are the patterns, relative to the working directory, that are never
-// writable whatever the policy says: code that runs on the next git command or awf run, and
-// secrets. A policy's paths.protect adds to them.
-var DefaultProtect = []string{".git/hooks", ".git/config", ".awf", ".env*"}
+// DefaultProtect are the patterns, relative to the working directory, that a process can
+// neither read nor write whatever the policy says: code that runs on the next git command or
+// awf run (hooks, git config, awf's state and tool manifests), and secrets (.env files at any
+// depth, as the file tools protect them). A policy's paths.protect adds to them.
+var DefaultProtect = []string{".git/hooks", ".git/config", ".git/config.worktree", ".awf", ".envrc", "**/.env", "**/.env.*"}
 
 // Defaults of the limits when a policy sets none.
 const (
@@ -74,6 +75,9 @@ func Compile(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (*Spec, 
 	s.Limits = Limits{Memory: p.Limits.Memory, PIDs: p.Limits.PIDs, FileSize: p.Limits.FileSize, CPU: p.Limits.CPU, NoFile: DefaultNoFile}
 	if s.Limits.PIDs == 0 {
 		s.Limits.PIDs = DefaultPIDs
+	}
+	if p.Exec == "allowlist" || r.Exec == "allowlist" {
+		return nil, fault.New(fault.Invalid, "sandbox.exec: allowlist is not enforced by this build yet")
 	}
 	if s.Strict, err = compileEnforce(p.Enforce); err != nil {
 		return nil, err
@@ -209,6 +213,21 @@ func minimalRoots(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// Commands returns the command allowlist of a tool's processes: the policy's commands
+// narrowed by the tool's restrictions (nil: none), relative paths made absolute from
+// ctx.Dir, as Compile puts it in the Spec. restricted is false when neither sets one: any
+// command may run.
+func Commands(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (list []string, restricted bool, err error) {
+	var policy, narrow []string
+	if p != nil {
+		policy = p.Commands
+	}
+	if r != nil {
+		narrow = r.Commands
+	}
+	return compileCommands(policy, narrow, ctx)
 }
 
 func compileCommands(policy, narrow []string, ctx Context) ([]string, bool, error) {

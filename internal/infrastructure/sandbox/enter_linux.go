@@ -72,7 +72,9 @@ func (e *enter) namespaces() error {
 		return nil
 	}
 	e.m = &mounts{spec: e.spec, paths: e.paths, idmap: e.plan.IDMap && e.plan.DropUID >= 0}
-	if err := e.m.setup(e.in(LayerPIDNS)); err != nil {
+	err := e.m.setup(e.in(LayerPIDNS))
+	e.a.Notes = append(e.a.Notes, e.m.notes...)
+	if err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
 	return nil

@@ -127,6 +127,17 @@ say ok everywhere.
   (CLONE_INTO_CGROUP), removed with cgroup.kill afterwards; cgroup v1 is not used.
 - **Processes**: RLIMIT_NPROC (pids limit + 32 for the helper's own threads) counts every
   process of the uid, so uid 65534 shares it with other sandboxes running at the same time.
+- **A limit reached is reported as that limit.** The helper is a Go program under the same
+  limits: when the interpreter's own memory, or the threads its background jobs need, run
+  out, the Go runtime dies with a fatal error. Its fd 2 is the status pipe, which the parent
+  drains, so the result says "killed: memory limit 1 GiB reached" or "killed: process limit
+  256 reached" (also when starting a command fails with EAGAIN or ENOMEM), never a stack
+  trace. Output counts stdout and stderr together against the output limit.
+- **git** in a tool process gets command-scope configuration (GIT_CONFIG_COUNT, which
+  outranks the repository's own .git/config): safe.directory for the repository holding the
+  working directory (uid 65534 owns nothing, and a read-only workspace is not idmapped), and
+  core.hooksPath=/dev/null and core.fsmonitor=false unless the policy sets
+  ` + "`git_hooks: true`" + `.
 - **Network** none: empty network namespace, Landlock denying every TCP bind and connect,
   seccomp denying UDP, raw, MPTCP and other families (vsock included). allowlist: the host
   network, Landlock allowing TCP connect to the filtering proxy's port only, seccomp denying

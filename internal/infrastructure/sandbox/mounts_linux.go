@@ -34,6 +34,7 @@ type mounts struct {
 	procMounted bool
 	idmapped    bool  // every writable path that exists got its idmapping
 	idmapErr    error // why idmapping failed
+	notes       []string
 }
 
 // setup makes the mount namespace: everything read-only, a fresh /proc for the pid namespace,
@@ -212,26 +213,36 @@ func (m *mounts) closeUserns() {
 	}
 }
 
-// protect binds every existing match of the protected patterns read-only over itself, after
-// pinning the directories between it and its writable root (a mount point cannot be renamed
-// or removed, so .git cannot be swapped for another).
+// protect hides every existing match of the protected patterns (protectMatches): an empty
+// read-only directory over a directory, an empty read-only file over anything else, so that a
+// process can neither read nor write them (.env, .git/config, .awf, .git/hooks). Before that,
+// the directories between a match and its writable root are bound onto themselves (a mount
+// point cannot be renamed or removed, so .git cannot be swapped for another). A match that is
+// a symbolic link is hidden at its target when that lies in a path the process may read.
 func (m *mounts) protect() error {
+	matches, truncated := protectMatches(m.spec.Protect)
+	if truncated {
+		m.notes = append(m.notes, fmt.Sprintf("protect: stopped looking for matches of ** patterns after %d entries", maxProtectWalk))
+	}
 	var targets, pins []string
-	for _, pat := range m.spec.Protect {
-		matches, err := filepath.Glob(pat)
+	for _, p := range matches {
+		fi, err := os.Lstat(p)
 		if err != nil {
-			return fmt.Errorf("mountns: protect pattern %s: %w", pat, err)
+			continue
 		}
-		for _, p := range matches {
-			root := writableRoot(p, m.spec.Write)
-			if fi, err := os.Lstat(p); root == "" || err != nil || fi.Mode()&os.ModeSymlink != 0 {
-				continue // read-only already, or a link whose target is checked on its own
-			}
-			targets = append(targets, p)
-			for d := filepath.Dir(p); d != root && within(d, root); d = filepath.Dir(d) {
-				pins = append(pins, d)
+		if fi.Mode()&os.ModeSymlink != 0 {
+			if p, err = filepath.EvalSymlinks(p); err != nil || !coveredBy(p, append(slices.Clone(m.spec.Read), m.spec.Write...)) {
+				continue // dangling, or out of reach anyway
 			}
 		}
+		targets = append(targets, p)
+		root := writableRoot(p, m.spec.Write)
+		for d := filepath.Dir(p); root != "" && d != root && within(d, root); d = filepath.Dir(d) {
+			pins = append(pins, d)
+		}
+	}
+	if len(targets) == 0 {
+		return nil
 	}
 	byDepth := func(a, b string) int {
 		if c := strings.Count(a, "/") - strings.Count(b, "/"); c != 0 {
@@ -242,17 +253,27 @@ func (m *mounts) protect() error {
 	slices.SortFunc(pins, byDepth)
 	slices.SortFunc(targets, byDepth)
 	for _, d := range slices.Compact(pins) {
-		if slices.Contains(targets, d) {
+		if slices.ContainsFunc(targets, func(t string) bool { return within(d, t) }) {
 			continue
 		}
 		if err := m.rebind(d, false); err != nil {
 			return err
 		}
 	}
+	src, err := newMaskSource()
+	if err != nil {
+		return err
+	}
+	defer src.close()
+	var done []string
 	for _, p := range slices.Compact(targets) {
-		if err := m.rebind(p, true); err != nil {
+		if coveredBy(p, done) {
+			continue // beneath a directory already hidden
+		}
+		if err := src.hide(p); err != nil {
 			return err
 		}
+		done = append(done, p)
 	}
 	return nil
 }

@@ -264,31 +264,40 @@ func TestClosedAncestor(t *testing.T) {
 func TestProtectedPaths(t *testing.T) {
 	rep := requireRoot(t)
 	ws := worldDir(t)
-	for _, d := range []string{".git/hooks", ".awf/state", "sub"} {
+	for _, d := range []string{".git/hooks", ".awf/state", "sub", "svc/deep", "keys/a"} {
 		must(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
-	write(t, filepath.Join(ws, ".git", "config"), "[core]\n", 0o644)
-	write(t, filepath.Join(ws, ".env.local"), "A=1\n", 0o644)
-	write(t, filepath.Join(ws, "secrets.txt"), "s\n", 0o644)
-	spec, _ := Compile(nil, nil, Context{Dir: ws})
-	spec.Protect = append(spec.Protect, filepath.Join(ws, "secrets.txt"))
+	files := map[string]string{
+		".git/config": "[core]\n", ".git/hooks/pre-commit": "#!/bin/sh\n", ".awf/state/x": "state\n",
+		".env": "TOKEN=1\n", ".env.local": "A=1\n", "svc/deep/.ENV.prod": "B=2\n", "secrets.txt": "s\n",
+		"keys/a/id.pem": "pem\n",
+	}
+	for f, content := range files {
+		write(t, filepath.Join(ws, f), content, 0o644)
+	}
+	spec, _ := Compile(&workflow.Policy{Paths: workflow.PathPolicy{Protect: []string{"secrets.txt", "keys/**/*.pem"}}}, nil, Context{Dir: ws})
 	script := `
-for f in .git/hooks/post-checkout .git/config .awf/state/x .env.local secrets.txt; do
+for f in .git/hooks/pre-commit .git/hooks/post-checkout .git/config .awf/state/x .env .env.local svc/deep/.ENV.prod secrets.txt keys/a/id.pem; do
 	if echo evil >> $f; then echo "wrote $f"; fi
+	if [ -s $f ]; then echo "read $f: $(cat $f)"; fi
 done
+ls -A .awf .git/hooks
 mv .git .g && echo "moved .git"
 rm -rf .awf && echo "removed .awf"
 echo ok > sub/fine && echo "wrote sub/fine"
 echo ok > .git/ORIG_HEAD && echo "wrote .git/ORIG_HEAD"
 `
 	res := sandboxedScript(t, spec, rep, script)
-	if want := "wrote sub/fine\nwrote .git/ORIG_HEAD\n"; res.stdout != want {
-		t.Errorf("stdout = %q, want %q\nstderr: %s", res.stdout, want, res.stderr)
+	if want := ".awf:\n\n.git/hooks:\nwrote sub/fine\nwrote .git/ORIG_HEAD\n"; res.stdout != want {
+		t.Errorf("stdout = %q, want %q: every protected path hidden (empty) and read-only\nstderr: %s", res.stdout, want, res.stderr)
 	}
-	for _, f := range []string{".git/config", ".env.local", "secrets.txt"} {
-		if data, _ := os.ReadFile(filepath.Join(ws, f)); strings.Contains(string(data), "evil") {
-			t.Errorf("%s was written", f)
+	for f, content := range files {
+		if data, _ := os.ReadFile(filepath.Join(ws, f)); string(data) != content {
+			t.Errorf("%s changed: %q", f, data)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "post-checkout")); err == nil {
+		t.Error("a new hook was created")
 	}
 }
 

@@ -364,24 +364,26 @@ func mapPointer(m map[string]any) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }
 
-// savedMessage is a copy of a message, and the message's own ToolCalls array, for
-// sameMessageIdentity.
+// savedMessage is a copy of a message, and the message's own ToolCalls and Thinking arrays,
+// for sameMessageIdentity.
 type savedMessage struct {
-	msg   state.Message // with its own ToolCalls
-	calls *state.CallRef
+	msg      state.Message // with its own ToolCalls and Thinking
+	calls    *state.CallRef
+	thinking *state.Thinking
 }
 
 func saveMessage(m state.Message) savedMessage {
-	return savedMessage{msg: cloneMessage(m), calls: unsafe.SliceData(m.ToolCalls)}
+	return savedMessage{msg: cloneMessage(m), calls: unsafe.SliceData(m.ToolCalls), thinking: unsafe.SliceData(m.Thinking)}
 }
 
 func sameSavedMessage(saved *savedMessage, m *state.Message) bool { return sameMessage(&saved.msg, m) }
 
-// sameMessageIdentity is sameMessage with the message's tool calls compared by identity, as
-// sameCallIdentity compares a record's: the same array, not the same contents.
+// sameMessageIdentity is sameMessage with the message's tool calls and thinking compared by
+// identity, as sameCallIdentity compares a record's: the same array, not the same contents.
 func sameMessageIdentity(saved *savedMessage, m *state.Message) bool {
 	a := &saved.msg
 	return saved.calls == unsafe.SliceData(m.ToolCalls) && len(a.ToolCalls) == len(m.ToolCalls) &&
+		saved.thinking == unsafe.SliceData(m.Thinking) && len(a.Thinking) == len(m.Thinking) &&
 		a.Role == m.Role && a.Content == m.Content && a.ContentFile == m.ContentFile &&
 		a.ContentSize == m.ContentSize && a.ToolCallID == m.ToolCallID && a.Name == m.Name && a.IsError == m.IsError
 }
@@ -390,11 +392,12 @@ func sameMessageIdentity(saved *savedMessage, m *state.Message) bool {
 func sameMessage(a, b *state.Message) bool {
 	return a.Role == b.Role && a.Content == b.Content && a.ContentFile == b.ContentFile &&
 		a.ContentSize == b.ContentSize && a.ToolCallID == b.ToolCallID && a.Name == b.Name &&
-		a.IsError == b.IsError && slices.Equal(a.ToolCalls, b.ToolCalls)
+		a.IsError == b.IsError && slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Thinking, b.Thinking)
 }
 
 func cloneMessage(m state.Message) state.Message {
 	m.ToolCalls = slices.Clone(m.ToolCalls)
+	m.Thinking = slices.Clone(m.Thinking)
 	return m
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // DefaultOutputThreshold is the size above which a step or tool call output is stored in a
@@ -470,6 +471,9 @@ func readSummary(path string) (summaryDoc, error) {
 		if err != nil {
 			return doc, err
 		}
+	}
+	if err := yamlnode.Check(head.Bytes()); err != nil {
+		return doc, err
 	}
 	if err := yaml.Unmarshal(head.Bytes(), &doc); err != nil {
 		return doc, fmt.Errorf("%s", yaml.FormatError(err, false, false))

@@ -14,6 +14,7 @@ import (
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // encodeYAML marshals v with multi-line strings as literal blocks where that is lossless.
@@ -213,6 +214,9 @@ type runDoc struct {
 // decodeRun parses a state file and normalises its dynamic values (see normalize). It
 // returns the file's journal_seq with the run.
 func decodeRun(data []byte) (*state.RunState, int64, error) {
+	if err := yamlnode.Check(data); err != nil {
+		return nil, 0, err
+	}
 	var doc runDoc
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, 0, fmt.Errorf("%s", yaml.FormatError(err, false, false))

@@ -74,7 +74,7 @@ func (c *refChecker) command(r workflow.TemplateRef) {
 			c.warn(r, h.start, "", "raw() splices text into the command; the value can change its syntax")
 		case h.optionLike && r.Tool != nil && usesArgs(h.prog):
 			c.warn(r, h.start, fmt.Sprintf(`put "--" before it: %s -- ...`, h.command),
-				"{{%s}} starts an argument of %s: a value beginning with \"-\" would be read as an option", h.prog.src, h.command)
+				"{{%s}} starts an argument of %s: a value beginning with \"-\" would be read as an option, and is refused when the tool is called", h.prog.src, h.command)
 		}
 	}
 }

@@ -190,7 +190,7 @@ func TestCheckTools(t *testing.T) {
 		want []problem
 	}{
 		{"option-like model value", search, []problem{{Pos: "wf.yaml:10:18: ", Field: "tools[0].command", Warning: true,
-			Msg: `{{args.pattern}} starts an argument of rg: a value beginning with "-" would be read as an option`, Hint: `put "--" before it: rg -- ...`}}},
+			Msg: `{{args.pattern}} starts an argument of rg: a value beginning with "-" would be read as an option, and is refused when the tool is called`, Hint: `put "--" before it: rg -- ...`}}},
 		{"with --", workflow.ToolSpec{Name: "s", Command: "rg -- '{{args.pattern}}' .", Pos: pos(10, 14),
 			Parameters: []workflow.Param{{Name: "pattern"}}}, nil},
 		{"unknown parameter", workflow.ToolSpec{Name: "s", Command: "rg --regexp={{args.patern}}", Pos: pos(10, 14),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
 // Templater evaluates templates and expressions with expr-lang. Every compiled form (text
@@ -185,6 +186,11 @@ func (t *Templater) Command(tmpl string, scope ports.Scope) (ports.BoundCommand,
 		}
 		if strings.IndexByte(s, 0) >= 0 {
 			return ports.BoundCommand{}, errNUL(h.prog.src)
+		}
+		if h.optionLike && usesArgs(h.prog) && tool.OptionLike(s) {
+			return ports.BoundCommand{}, fault.New(fault.Denied,
+				"the value %q of {{%s}} would be read as an option of %s: refused (option injection); the template can put \"--\" before it",
+				s, h.prog.src, h.command)
 		}
 		vars[h.name] = s
 	}

@@ -265,14 +265,45 @@ func optionLike(stack []syntax.Node, pe *syntax.ParamExp) (string, bool) {
 		if arg <= 0 || !startsWith(word, pe) {
 			return "", false
 		}
+		name := call.Args[0].Lit()
 		for _, a := range call.Args[1:arg] {
 			if a.Lit() == "--" {
 				return "", false
 			}
+			if v, ok := fixedWord(a); stopsAtOperand[name] && ok && !strings.HasPrefix(v, "-") {
+				return "", false // after printf's format, echo's first word: never an option
+			}
 		}
-		return call.Args[0].Lit(), true
+		return name, true
 	}
 	return "", false
+}
+
+// stopsAtOperand are the shell builtins that read options only before their first operand.
+var stopsAtOperand = map[string]bool{"printf": true, "echo": true}
+
+// fixedWord returns the value of a word of literal text and quotes, or false.
+func fixedWord(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				lit, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), b.Len() > 0
 }
 
 // startsWith reports whether the first non-empty part of w is the expansion pe.

@@ -8,8 +8,10 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
 	"github.com/awf-dev/awf/internal/infrastructure/tools/file"
 	"github.com/awf-dev/awf/internal/infrastructure/tools/httptool"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/shell"
 )
 
 // FilePolicy is the file tools' policy from the workflow's sandbox paths (templates already
@@ -35,15 +37,23 @@ func WebPolicy(wf *workflow.Workflow) httptool.Policy {
 }
 
 // Restricted builds the tool of a `builtin: true` entry with restrictions: the built-in with
-// its paths or hosts narrowed. Restrictions only narrow: a path glob whose tree is not inside
-// what the workflow policy allows, or a host the policy does not allow, is an error.
-func Restricted(files file.Policy, web httptool.Policy) func(workflow.ToolSpec) (tool.Tool, error) {
+// its paths or hosts narrowed, or the shell under the workflow policy narrowed by all three
+// (commands, paths, hosts), which every layer applies (command check, exec guard, Landlock,
+// filtering proxy, container). Restrictions only narrow: a path glob whose tree is not
+// inside what the workflow policy allows, or a host the policy does not allow, is an error.
+// The shell restricted here is also what wrapped .tool files and manifest steps that call
+// shell or run_command reach, since the workflow level resolves first.
+func Restricted(files file.Policy, web httptool.Policy, exec command.Config) func(workflow.ToolSpec) (tool.Tool, error) {
 	return func(spec workflow.ToolSpec) (tool.Tool, error) {
 		r := spec.Restrictions
 		if r == nil {
 			return nil, nil
 		}
 		switch spec.Name {
+		case shell.Name, shell.Alias:
+			cfg := exec
+			cfg.Restrictions = r
+			return shell.NewNamed(spec.Name, cfg)
 		case "read_file", "write_file", "list_dir", "glob", "grep":
 			if r.Paths == nil {
 				return nil, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
 	"github.com/awf-dev/awf/internal/infrastructure/tools/file"
 	"github.com/awf-dev/awf/internal/infrastructure/tools/httptool"
 )
@@ -40,7 +41,7 @@ func TestRestrictedBuiltins(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
 	os.WriteFile(filepath.Join(dir, "src", "a.go"), []byte("package a\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "secret.txt"), []byte("s"), 0o644)
-	build := Restricted(file.Policy{WorkDir: dir}, httptool.Policy{Hosts: []string{"api.example.com"}})
+	build := Restricted(file.Policy{WorkDir: dir}, httptool.Policy{Hosts: []string{"api.example.com"}}, command.Config{})
 
 	rf, err := build(workflow.ToolSpec{Name: "read_file", Builtin: true, Restrictions: &workflow.Restrictions{Paths: []string{"src/**"}}})
 	if err != nil || rf == nil {

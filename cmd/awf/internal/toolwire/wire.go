@@ -40,7 +40,7 @@ func Sources(wf *workflow.Workflow, workDir string, t ports.Templater, environ [
 		Scope: scope, Timeout: policy.Limits.Timeout, OutputLimit: policy.Limits.Output}
 	files := FilePolicy(wf, workDir)
 	web := WebPolicy(wf)
-	workflowTools := command.Source{Specs: wf.Tools, Config: exec, Builtin: Restricted(files, web)}
+	workflowTools := command.Source{Specs: wf.Tools, Config: exec, Builtin: Restricted(files, web, exec)}
 	sh, err := shell.New(exec)
 	if err != nil {
 		return ports.StaticTools{}, workflowTools, err

@@ -245,6 +245,7 @@ func cloneStep(s *state.StepState) *state.StepState {
 			conv.Messages = make([]state.Message, len(s.Conversation.Messages))
 			for i, msg := range s.Conversation.Messages {
 				msg.ToolCalls = slices.Clone(msg.ToolCalls)
+				msg.Thinking = slices.Clone(msg.Thinking)
 				conv.Messages[i] = msg
 			}
 		}

@@ -120,7 +120,8 @@ func fullStep(exit *int) *state.StepState {
 		Conversation: &state.Conversation{Turns: 2, StoppedBy: "stop_condition", Messages: []state.Message{
 			{Role: "system", Content: "You are a careful engineer.\nUse tools."},
 			{Role: "user", Content: "Implement the feature."},
-			{Role: "assistant", Content: "Reading first.", ToolCalls: []state.CallRef{{ID: "call_001", Name: "read_file", Arguments: `{"path":"src/index.ts"}`}}},
+			{Role: "assistant", Content: "Reading first.", ToolCalls: []state.CallRef{{ID: "call_001", Name: "read_file", Arguments: `{"path":"src/index.ts"}`}},
+				Thinking: []state.Thinking{{Text: "Read the entry point.\nThen decide.", Signature: "EqQBCgIYAhIM"}, {Redacted: "EmwKAhgBEgy3"}}},
 			{Role: "tool", ToolCallID: "call_001", Name: "read_file", Content: "file contents...", IsError: true},
 		}},
 		Vars: map[string]string{"NAME": "value\nwith a newline", "EMPTY": ""},

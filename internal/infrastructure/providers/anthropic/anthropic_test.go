@@ -149,19 +149,41 @@ func TestChatResponse(t *testing.T) {
 				ToolCalls: []state.CallRef{{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: `{"city":"Paris"}`}}},
 		},
 		{
-			Name: "several tool calls, thinking ignored, missing id",
+			Name: "several tool calls, thinking kept, missing id",
 			Body: `{"type":"message","model":"claude-opus-4-1","content":[
 				{"type":"thinking","thinking":"Two cities.","signature":"EqQBCgIYAhIM"},
 				{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}},
 				{"type":"tool_use","name":"now","input":{}}],
 				"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5}}`,
 			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: "claude-opus-4-1", Usage: state.Tokens{Input: 10, Output: 5, Total: 15},
+				Thinking:  []state.Thinking{{Text: "Two cities.", Signature: "EqQBCgIYAhIM"}},
 				ToolCalls: []state.CallRef{{ID: "toolu_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_2", Name: "now", Arguments: `{}`}}},
 		},
 		{
 			Name: "max tokens, text in several blocks",
 			Body: `{"type":"message","model":"m","content":[{"type":"text","text":"Once "},{"type":"text","text":"upon"}],"stop_reason":"max_tokens","usage":{"input_tokens":1,"output_tokens":2}}`,
 			Want: ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: "m", Usage: state.Tokens{Input: 1, Output: 2, Total: 3}},
+		},
+		{
+			Name: "refusal",
+			Body: `{"id":"msg_r","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"I can't help with that."}],
+				"stop_reason":"refusal","stop_sequence":null,"usage":{"input_tokens":20,"output_tokens":8}}`,
+			Want: ports.ChatResponse{Content: "I can't help with that.", FinishReason: "refusal", Model: "claude-sonnet-4-5", Usage: state.Tokens{Input: 20, Output: 8, Total: 28}},
+		},
+		{
+			Name: "max tokens inside a tool call's input",
+			Body: `{"type":"message","model":"m","content":[{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}],"stop_reason":"max_tokens","usage":{"input_tokens":1,"output_tokens":2}}`,
+			Want: ports.ChatResponse{FinishReason: "length", Model: "m", Usage: state.Tokens{Input: 1, Output: 2, Total: 3},
+				ToolCalls: []state.CallRef{{ID: "toolu_1", Name: "get_weather", Arguments: `{}`}}},
+		},
+		{
+			Name: "redacted thinking",
+			Body: `{"type":"message","model":"claude-3-7-sonnet-20250219","content":[
+				{"type":"thinking","thinking":"Hmm.","signature":"sig1"},
+				{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pkY"},
+				{"type":"text","text":"Done."}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":2}}`,
+			Want: ports.ChatResponse{Content: "Done.", FinishReason: "stop", Model: "claude-3-7-sonnet-20250219", Usage: state.Tokens{Input: 1, Output: 2, Total: 3},
+				Thinking: []state.Thinking{{Text: "Hmm.", Signature: "sig1"}, {Redacted: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pkY"}}},
 		},
 	}
 	wiretest.Run(t, newClient, tests)
@@ -252,7 +274,7 @@ func TestChatStream(t *testing.T) {
 			Deltas: []string{"Hello! How can I help?"},
 		},
 		{
-			Name:   "thinking ignored, cache usage, unknown events",
+			Name:   "thinking kept, cache usage, unknown events",
 			Stream: true,
 			Body: sse("\n",
 				`{"type":"message_start","message":{"model":"claude-opus-4-1","usage":{"input_tokens":5,"cache_read_input_tokens":100,"output_tokens":1}}}`,
@@ -263,8 +285,32 @@ func TestChatStream(t *testing.T) {
 				`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"Yes"}}`,
 				`{"type":"some_future_event","index":1}`,
 				blockStop(1), messageDelta("end_turn", 7), messageStop),
-			Want:   ports.ChatResponse{Content: "Yes", FinishReason: "stop", Model: "claude-opus-4-1", Usage: state.Tokens{Input: 105, Output: 7, Total: 112}},
+			Want: ports.ChatResponse{Content: "Yes", FinishReason: "stop", Model: "claude-opus-4-1", Usage: state.Tokens{Input: 105, Output: 7, Total: 112},
+				Thinking: []state.Thinking{{Text: "Let me think.", Signature: "EqQBCgIYAhIM"}}},
 			Deltas: []string{"Yes"},
+		},
+		{
+			Name:   "refusal",
+			Stream: true,
+			Body:   sse("\n", messageStart, textStart, textDelta(0, "I can't"), blockStop(0), messageDelta("refusal", 4), messageStop),
+			Want:   ports.ChatResponse{Content: "I can't", FinishReason: "refusal", Model: model, Usage: state.Tokens{Input: 472, Output: 4, Total: 476}},
+			Deltas: []string{"I can't"},
+		},
+		{
+			Name:   "max tokens",
+			Stream: true,
+			Body:   sse("\n", messageStart, textStart, textDelta(0, "Once upon"), blockStop(0), messageDelta("max_tokens", 4), messageStop),
+			Want:   ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: model, Usage: state.Tokens{Input: 472, Output: 4, Total: 476}},
+			Deltas: []string{"Once upon"},
+		},
+		{
+			Name:   "redacted thinking, then a tool call",
+			Stream: true,
+			Body: sse("\n", messageStart,
+				`{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3"}}`, blockStop(0),
+				toolStart(1, "toolu_9", "now"), jsonDelta(1, "{}"), blockStop(1), messageDelta("tool_use", 9), messageStop),
+			Want: ports.ChatResponse{FinishReason: "tool_calls", Model: model, Usage: state.Tokens{Input: 472, Output: 9, Total: 481},
+				Thinking: []state.Thinking{{Redacted: "EmwKAhgBEgy3"}}, ToolCalls: []state.CallRef{{ID: "toolu_9", Name: "now", Arguments: `{}`}}},
 		},
 	}
 	wiretest.Run(t, newClient, tests)

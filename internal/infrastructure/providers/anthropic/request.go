@@ -27,10 +27,14 @@ type message struct {
 	Content []block `json:"content"`
 }
 
-// block is a content block of a request: text, tool_use or tool_result.
+// block is a content block of a request: text, tool_use, tool_result, or a thinking or
+// redacted_thinking block going back as the model sent it.
 type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text,omitempty"`
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature *string         `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
@@ -107,7 +111,7 @@ func encodeMessages(system string, in []state.Message) (string, []message, error
 		case "user":
 			role, blocks = "user", textBlocks(m.Content)
 		case "assistant":
-			role, blocks = "assistant", textBlocks(m.Content)
+			role, blocks = "assistant", append(thinkingBlocks(m.Thinking), textBlocks(m.Content)...)
 			for _, c := range m.ToolCalls {
 				blocks = append(blocks, block{Type: "tool_use", ID: c.ID, Name: c.Name, Input: chat.Object(c.Arguments)})
 			}
@@ -129,6 +133,21 @@ func encodeMessages(system string, in []state.Message) (string, []message, error
 		out = append(out, message{Role: role, Content: blocks})
 	}
 	return strings.Join(prompts, "\n\n"), out, nil
+}
+
+// thinkingBlocks returns a reply's thinking as the API sent it: a thinking block with its text
+// and signature, or a redacted_thinking block with its data. The API checks the signatures and
+// refuses a tool-use turn that comes back without its thinking, so nothing is left out.
+func thinkingBlocks(in []state.Thinking) []block {
+	out := make([]block, 0, len(in))
+	for _, t := range in {
+		if t.Redacted != "" {
+			out = append(out, block{Type: "redacted_thinking", Data: t.Redacted})
+			continue
+		}
+		out = append(out, block{Type: "thinking", Thinking: &t.Text, Signature: &t.Signature})
+	}
+	return out
 }
 
 // textBlocks is a text block, or none for empty text (which the API refuses).

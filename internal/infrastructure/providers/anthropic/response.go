@@ -22,14 +22,29 @@ type response struct {
 	Error      json.RawMessage `json:"error"`
 }
 
-// contentBlock is a content block of a reply. Thinking blocks and others awf does not use are
-// read and ignored.
+// contentBlock is a content block of a reply: text, tool_use, thinking (with its signature)
+// or redacted_thinking (its data). Others awf does not use are read and ignored.
 type contentBlock struct {
-	Type  string          `json:"type"`
-	Text  string          `json:"text"`
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	Thinking  string          `json:"thinking"`
+	Signature string          `json:"signature"`
+	Data      string          `json:"data"`
+}
+
+// thinking is a thinking or redacted_thinking block as the state keeps it, false for other
+// blocks.
+func thinking(typ, text, signature, data string) (state.Thinking, bool) {
+	switch typ {
+	case "thinking":
+		return state.Thinking{Text: text, Signature: signature}, true
+	case "redacted_thinking":
+		return state.Thinking{Redacted: data}, true
+	}
+	return state.Thinking{}, false
 }
 
 // usage counts tokens. Input is what the prompt cost: fresh, cache-written and cache-read
@@ -59,13 +74,14 @@ func finishReason(stop string, hasCalls bool) string {
 	case "max_tokens", "model_context_window_exceeded":
 		stop = chat.FinishLength
 	case "refusal":
-		stop = chat.FinishContentFilter
+		stop = chat.FinishRefusal
 	}
 	return chat.Finish(stop, hasCalls)
 }
 
 // decodeResponse reads a non-streamed message. Text blocks are joined; tool_use blocks become
-// calls, numbered from firstID if a proxy left out their ids.
+// calls, numbered from firstID if a proxy left out their ids; thinking blocks are kept as
+// they came.
 func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
 	r, data, err := chat.ReadJSON[response](name, body)
 	if err != nil {
@@ -89,6 +105,10 @@ func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
 				id = chat.CallID(firstID + len(out.ToolCalls))
 			}
 			out.ToolCalls = append(out.ToolCalls, state.CallRef{ID: id, Name: b.Name, Arguments: chat.Arguments(b.Input)})
+		default:
+			if t, ok := thinking(b.Type, b.Thinking, b.Signature, b.Data); ok {
+				out.Thinking = append(out.Thinking, t)
+			}
 		}
 	}
 	out.Content = text.String()

@@ -29,6 +29,8 @@ type delta struct {
 	Type        string `json:"type"`
 	Text        string `json:"text"`
 	PartialJSON string `json:"partial_json"`
+	Thinking    string `json:"thinking"`
+	Signature   string `json:"signature"`
 	StopReason  string `json:"stop_reason"`
 }
 
@@ -76,6 +78,10 @@ type blockState struct {
 	name  string
 	input json.RawMessage // as content_block_start gave it
 	json  strings.Builder // input_json_delta pieces
+	// signature and data are a thinking block's signature and a redacted_thinking block's
+	// data; a thinking block's text is in text.
+	signature strings.Builder
+	data      string
 }
 
 // event handles one event. Its type is read from the data, and from the event: line when the
@@ -93,11 +99,16 @@ func (s *stream) event(typ string, data []byte) (done bool, err error) {
 		}
 	case "content_block_start":
 		if e.ContentBlock != nil {
-			b := &blockState{typ: e.ContentBlock.Type, id: e.ContentBlock.ID, name: e.ContentBlock.Name, input: e.ContentBlock.Input}
+			cb := e.ContentBlock
+			b := &blockState{typ: cb.Type, id: cb.ID, name: cb.Name, input: cb.Input, data: cb.Data}
 			s.blocks[e.Index] = b
-			if b.typ == "text" {
-				b.text.WriteString(e.ContentBlock.Text)
-				s.Emit(e.ContentBlock.Text)
+			switch b.typ {
+			case "text":
+				b.text.WriteString(cb.Text)
+				s.Emit(cb.Text)
+			case "thinking":
+				b.text.WriteString(cb.Thinking)
+				b.signature.WriteString(cb.Signature)
 			}
 		}
 	case "content_block_delta":
@@ -123,8 +134,8 @@ func (s *stream) event(typ string, data []byte) (done bool, err error) {
 	return false, nil
 }
 
-// delta adds a text_delta or an input_json_delta to its block; other deltas (thinking,
-// signatures, citations) are not used.
+// delta adds a text_delta, an input_json_delta, a thinking_delta or a signature_delta to its
+// block; other deltas (citations) are not used.
 func (s *stream) delta(index int, d *delta) {
 	if d == nil {
 		return
@@ -143,6 +154,10 @@ func (s *stream) delta(index int, d *delta) {
 		s.Emit(d.Text)
 	case "input_json_delta":
 		b.json.WriteString(d.PartialJSON)
+	case "thinking_delta":
+		b.text.WriteString(d.Thinking)
+	case "signature_delta":
+		b.signature.WriteString(d.Signature)
 	}
 }
 
@@ -160,6 +175,10 @@ func (s *stream) result() ports.ChatResponse {
 				id = chat.CallID(s.firstID + len(out.ToolCalls))
 			}
 			out.ToolCalls = append(out.ToolCalls, state.CallRef{ID: id, Name: b.name, Arguments: b.arguments()})
+		default:
+			if t, ok := thinking(b.typ, b.text.String(), b.signature.String(), b.data); ok {
+				out.Thinking = append(out.Thinking, t)
+			}
 		}
 	}
 	out.Content = text.String()

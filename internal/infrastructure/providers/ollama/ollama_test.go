@@ -147,6 +147,12 @@ func TestChatResponse(t *testing.T) {
 			Want: ports.ChatResponse{Content: "Sure", FinishReason: "length", Model: "qwen3", Usage: state.Tokens{Output: 5, Total: 5},
 				ToolCalls: []state.CallRef{{ID: "call_x1", Name: "now", Arguments: `{}`}}},
 		},
+		{
+			Name: "answer cut off at num_predict",
+			Req:  history,
+			Body: `{"model":"qwen3","message":{"role":"assistant","content":"Once upon a"},"done_reason":"length","done":true,"prompt_eval_count":3,"eval_count":4}`,
+			Want: ports.ChatResponse{Content: "Once upon a", FinishReason: "length", Model: "qwen3", Usage: state.Tokens{Input: 3, Output: 4, Total: 7}},
+		},
 	}
 	wiretest.Run(t, newClient, tests)
 }
@@ -185,6 +191,13 @@ func TestChatStream(t *testing.T) {
 			Want: ports.ChatResponse{Content: "Let me look.", FinishReason: "tool_calls", Model: "qwen2.5-coder:7b", Usage: usage,
 				ToolCalls: []state.CallRef{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}, {ID: "call_k2", Name: "now", Arguments: `{}`}}},
 			Deltas: []string{"Let me look."},
+		},
+		{
+			Name:   "answer cut off at num_predict",
+			Stream: true,
+			Body:   line("Once") + "\n" + line(" upon") + "\n" + strings.Replace(doneLine, `"done_reason":"stop"`, `"done_reason":"length"`, 1) + "\n",
+			Want:   ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: "qwen2.5-coder:7b", Usage: usage},
+			Deltas: []string{"Once", " upon"},
 		},
 	}
 	wiretest.Run(t, newClient, tests)

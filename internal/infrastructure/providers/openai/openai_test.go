@@ -240,6 +240,24 @@ func TestChatResponse(t *testing.T) {
 			Body: `{"model":"m","choices":[{"message":{"content":"Once upon"},"finish_reason":"length"}]}`,
 			Want: ports.ChatResponse{Content: "Once upon", FinishReason: "length", Model: "m"},
 		},
+		{
+			// A refusal comes with finish_reason "stop" and the explanation apart from the content.
+			Name: "refusal",
+			Req:  history,
+			Body: `{"id":"chatcmpl-r","object":"chat.completion","created":1,"model":"gpt-4o-2024-08-06","choices":[{"index":0,
+				"message":{"role":"assistant","content":null,"refusal":"I'm sorry, I cannot assist with that request."},
+				"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":10,"total_tokens":22}}`,
+			Want: ports.ChatResponse{FinishReason: "refusal", Refusal: "I'm sorry, I cannot assist with that request.", Model: "gpt-4o-2024-08-06",
+				Usage: state.Tokens{Input: 12, Output: 10, Total: 22}},
+		},
+		{
+			Name: "length inside tool arguments",
+			Req:  history,
+			Body: `{"model":"m","choices":[{"message":{"content":null,"tool_calls":[{"id":"c","type":"function",
+				"function":{"name":"get_weather","arguments":"{\"city\":\"Par"}}]},"finish_reason":"length"}]}`,
+			Want: ports.ChatResponse{FinishReason: "length", Model: "m",
+				ToolCalls: []state.CallRef{{ID: "c", Name: "get_weather", Arguments: `{"city":"Par`}}},
+		},
 	}
 	wiretest.Run(t, newClient, tests)
 }

@@ -30,7 +30,10 @@ type choice struct {
 }
 
 type reply struct {
-	Content   text        `json:"content"`
+	Content text `json:"content"`
+	// Refusal is the model's explanation when it declines (structured outputs and newer
+	// models): null, or text, streamed in pieces like the content.
+	Refusal   text        `json:"refusal"`
 	ToolCalls []replyCall `json:"tool_calls"`
 }
 
@@ -113,6 +116,15 @@ func decodeResponse(body io.Reader, firstID int) (ports.ChatResponse, error) {
 		}
 		out.ToolCalls = append(out.ToolCalls, state.CallRef{ID: id, Name: tc.Function.Name, Arguments: chat.Arguments(tc.Function.Arguments)})
 	}
-	out.FinishReason = chat.Finish(c.FinishReason, len(out.ToolCalls) > 0)
+	out.FinishReason, out.Refusal = finishOf(c.FinishReason, string(c.Message.Refusal), len(out.ToolCalls) > 0)
 	return out, nil
+}
+
+// finishOf settles the finish reason: a reply carrying a refusal was refused, whatever
+// finish_reason says (OpenAI sends "stop" with it).
+func finishOf(reason, refusal string, hasCalls bool) (string, string) {
+	if refusal != "" && !hasCalls {
+		return chat.FinishRefusal, refusal
+	}
+	return chat.Finish(reason, hasCalls), refusal
 }

@@ -49,6 +49,8 @@ type stream struct {
 	cumulative bool            // every content chunk so far extended the one before
 	whole      bool            // a chunk carried a whole message: last is the content
 
+	refusal strings.Builder // refusal pieces, as deltas (or whole, from a whole-message chunk)
+
 	calls   []*call
 	byIndex map[int]*call
 	byID    map[string]*call
@@ -103,6 +105,7 @@ func (s *stream) chunk(r *response) error {
 	switch {
 	case c.Delta != nil:
 		s.addContent(string(c.Delta.Content))
+		s.refusal.WriteString(string(c.Delta.Refusal))
 		for j, tc := range c.Delta.ToolCalls {
 			s.slot(j, len(c.Delta.ToolCalls), tc).add(tc)
 		}
@@ -147,6 +150,8 @@ func (s *stream) setMessage(m *reply) {
 		s.Emit(full[len(cur):])
 	}
 	s.last, s.whole = full, true
+	s.refusal.Reset()
+	s.refusal.WriteString(string(m.Refusal))
 	s.calls, s.byIndex, s.byID = nil, map[int]*call{}, map[string]*call{}
 	for _, tc := range m.ToolCalls {
 		c := s.newCall()
@@ -216,7 +221,7 @@ func (s *stream) result() ports.ChatResponse {
 		}
 		out.ToolCalls = append(out.ToolCalls, state.CallRef{ID: id, Name: c.name, Arguments: c.arguments()})
 	}
-	out.FinishReason = chat.Finish(s.finish, len(out.ToolCalls) > 0)
+	out.FinishReason, out.Refusal = finishOf(s.finish, s.refusal.String(), len(out.ToolCalls) > 0)
 	return out
 }
 

@@ -204,6 +204,23 @@ func TestChatStream(t *testing.T) {
 			Want:   ports.ChatResponse{Content: "ab", FinishReason: "length", Model: "qwen", Usage: state.Tokens{Input: 1, Output: 2, Total: 3}},
 			Deltas: []string{"a", "b"},
 		},
+		{
+			Name:   "refusal in pieces",
+			Stream: true,
+			Body: wiretest.SSE("\n",
+				chunk(`"delta":{"role":"assistant","content":null,"refusal":""},"finish_reason":null`),
+				chunk(`"delta":{"refusal":"I'm sorry, "},"finish_reason":null`),
+				chunk(`"delta":{"refusal":"I can't help with that."},"finish_reason":null`),
+				finish("stop"), usageChunk, done),
+			Want: ports.ChatResponse{FinishReason: "refusal", Refusal: "I'm sorry, I can't help with that.", Model: model, Usage: usage},
+		},
+		{
+			Name:   "cut off at the token limit",
+			Stream: true,
+			Body:   wiretest.SSE("\n", roleChunk, content("Once upon a"), finish("length"), usageChunk, done),
+			Want:   ports.ChatResponse{Content: "Once upon a", FinishReason: "length", Model: model, Usage: usage},
+			Deltas: []string{"Once upon a"},
+		},
 	}
 	wiretest.Run(t, newClient, tests)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // Version is the cassette format this package writes and reads.
@@ -54,11 +55,13 @@ type Request struct {
 
 // Response is the model's reply.
 type Response struct {
-	Content      string          `yaml:"content,omitempty" json:"content,omitempty"`
-	ToolCalls    []state.CallRef `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
-	Usage        *state.Tokens   `yaml:"usage,omitempty" json:"usage,omitempty"`
-	FinishReason string          `yaml:"finish_reason,omitempty" json:"finish_reason,omitempty"`
-	Model        string          `yaml:"model,omitempty" json:"model,omitempty"`
+	Content      string           `yaml:"content,omitempty" json:"content,omitempty"`
+	ToolCalls    []state.CallRef  `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	Usage        *state.Tokens    `yaml:"usage,omitempty" json:"usage,omitempty"`
+	FinishReason string           `yaml:"finish_reason,omitempty" json:"finish_reason,omitempty"`
+	Refusal      string           `yaml:"refusal,omitempty" json:"refusal,omitempty"`
+	Thinking     []state.Thinking `yaml:"thinking,omitempty" json:"thinking,omitempty"`
+	Model        string           `yaml:"model,omitempty" json:"model,omitempty"`
 }
 
 // Load reads a cassette. A missing or unreadable file, unknown keys and another version are
@@ -70,6 +73,9 @@ func Load(path string) (*Cassette, error) {
 	}
 	if err != nil {
 		return nil, fault.Wrap(fault.Usage, fmt.Errorf("replay: read cassette: %w", err))
+	}
+	if err := yamlnode.CheckFile(path, data); err != nil {
+		return nil, fault.New(fault.Usage, "replay: cassette %w", err)
 	}
 	var c Cassette
 	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
@@ -118,6 +124,9 @@ func normal(c *Cassette) *Cassette {
 			if len(m.ToolCalls) == 0 {
 				m.ToolCalls = nil
 			}
+			if len(m.Thinking) == 0 {
+				m.Thinking = nil
+			}
 			msgs[j] = m
 		}
 		if len(msgs) > 0 {
@@ -128,6 +137,9 @@ func normal(c *Cassette) *Cassette {
 		}
 		if len(in.Response.ToolCalls) == 0 {
 			in.Response.ToolCalls = nil
+		}
+		if len(in.Response.Thinking) == 0 {
+			in.Response.Thinking = nil
 		}
 		out.Interactions[i] = in
 	}

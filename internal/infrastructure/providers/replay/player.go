@@ -126,6 +126,8 @@ func (s *stepPlayer) Chat(ctx context.Context, req ports.ChatRequest) (ports.Cha
 		Content:      in.Response.Content,
 		ToolCalls:    slices.Clone(in.Response.ToolCalls),
 		FinishReason: in.Response.FinishReason,
+		Refusal:      in.Response.Refusal,
+		Thinking:     slices.Clone(in.Response.Thinking),
 		Model:        in.Response.Model,
 	}
 	if u := in.Response.Usage; u != nil {

@@ -88,6 +88,8 @@ func (s *stepRecorder) Chat(ctx context.Context, req ports.ChatRequest) (ports.C
 			Content:      resp.Content,
 			ToolCalls:    slices.Clone(resp.ToolCalls),
 			FinishReason: resp.FinishReason,
+			Refusal:      resp.Refusal,
+			Thinking:     slices.Clone(resp.Thinking),
 			Model:        resp.Model,
 		},
 	}

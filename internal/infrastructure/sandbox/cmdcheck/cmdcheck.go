@@ -117,6 +117,29 @@ func (a *Allowlist) Check(script, dir string) error {
 	return z.script(script, 0)
 }
 
+// CheckBound is Check for a script whose variables vars are set before it starts (a command
+// template's bound values): a reference to one of them is checked as the value it holds, so
+// that a value given as an argument (rg "${AWF_T1}" given "--pre=sh") is checked as written.
+// The templater refuses templates that use the names of these variables, so the script
+// cannot change them before they are read.
+func (a *Allowlist) CheckBound(script, dir string, vars map[string]string) error {
+	if a == nil {
+		return nil
+	}
+	z := &analyzer{list: a, dir: dir, vars: vars}
+	return z.script(script, 0)
+}
+
+// CheckArgv checks one argument vector that runs as given, without a shell (a wrapped
+// tool's): its program, and what that program runs in turn. The error is a *Refusal.
+func (a *Allowlist) CheckArgv(argv []string, dir string) error {
+	if a == nil {
+		return nil
+	}
+	z := &analyzer{list: a, dir: dir}
+	return z.argv(lits(argv...), callCtx{})
+}
+
 // Programs lists the programs a command line would run, as far as they can be known before
 // it runs. It fails only when the line does not parse.
 func Programs(script string) ([]Program, error) {
@@ -144,6 +167,8 @@ type analyzer struct {
 	getenv func(string) (string, bool)
 	// viaPrefix is the chain of wrappers of the script being walked (sh -c, git -c ...).
 	viaPrefix []string
+	// vars are the variables bound before the script starts (CheckBound), by name.
+	vars map[string]string
 }
 
 // arg is one word: its value when known before run time.
@@ -262,7 +287,7 @@ func (z *analyzer) call(cx *syntax.CallExpr, depth int) error {
 	}
 	args := make([]arg, len(cx.Args))
 	for i, w := range cx.Args {
-		args[i].s, args[i].ok = literal(w)
+		args[i].s, args[i].ok = z.literal(w)
 	}
 	return z.argv(args, callCtx{depth: depth, shell: true, via: z.viaPrefix})
 }
@@ -274,7 +299,7 @@ func (z *analyzer) assign(as *syntax.Assign, depth int) error {
 	}
 	value := arg{ok: true}
 	if as.Value != nil {
-		value.s, value.ok = literal(as.Value)
+		value.s, value.ok = z.literal(as.Value)
 	}
 	return z.envVar(as.Name.Value, value, callCtx{depth: depth, via: z.viaPrefix})
 }

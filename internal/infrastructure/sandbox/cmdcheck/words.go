@@ -7,9 +7,10 @@ import (
 )
 
 // literal returns a word's value when it is fixed before the command runs: unquoted text
-// without expansions, globs, braces or a leading tilde, single quotes, and double quotes
-// without expansions. Anything else is only known at run time.
-func literal(w *syntax.Word) (string, bool) {
+// without expansions, globs, braces or a leading tilde, single quotes, double quotes without
+// expansions, and the bound variables of a command template ("${AWF_T1}", whose value the
+// call gives). Anything else is only known at run time.
+func (z *analyzer) literal(w *syntax.Word) (string, bool) {
 	var b strings.Builder
 	for i, part := range w.Parts {
 		switch p := part.(type) {
@@ -29,12 +30,27 @@ func literal(w *syntax.Word) (string, bool) {
 				return "", false // $"..." is translated
 			}
 			for _, dp := range p.Parts {
-				lit, ok := dp.(*syntax.Lit)
-				if !ok {
+				switch dp := dp.(type) {
+				case *syntax.Lit:
+					b.WriteString(unescape(dp.Value, true))
+				case *syntax.ParamExp:
+					v, ok := z.bound(dp)
+					if !ok {
+						return "", false
+					}
+					b.WriteString(v)
+				default:
 					return "", false
 				}
-				b.WriteString(unescape(lit.Value, true))
 			}
+		case *syntax.ParamExp:
+			// Unquoted, the value is split into fields and globbed: known only when it has
+			// nothing to split or expand.
+			v, ok := z.bound(p)
+			if !ok || v == "" || strings.ContainsAny(v, " \t\n*?[") {
+				return "", false
+			}
+			b.WriteString(v)
 		default:
 			return "", false
 		}
@@ -88,4 +104,16 @@ func unescape(v string, dquoted bool) string {
 		}
 	}
 	return b.String()
+}
+
+// bound returns the value of a plain reference ($NAME or ${NAME}) to a variable bound by the
+// call (Allowlist.CheckBound), which nothing in the script can change before it is read:
+// the template's variables are set before the script starts and are never assigned in it.
+func (z *analyzer) bound(p *syntax.ParamExp) (string, bool) {
+	if z.vars == nil || p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil ||
+		p.Slice != nil || p.Repl != nil || p.Names != 0 || p.Exp != nil {
+		return "", false
+	}
+	v, ok := z.vars[p.Param.Value]
+	return v, ok
 }

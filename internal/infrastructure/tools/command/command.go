@@ -35,6 +35,10 @@ type Config struct {
 	Env     map[string]string
 	// Policy is the workflow's sandbox policy, passed on to the process runner.
 	Policy *workflow.Policy
+	// Restrictions narrow Policy for this tool (its tools: entry's restrictions): the
+	// command check, the exec guard, the paths and hosts of the OS layer, and the container
+	// backend all apply Policy narrowed by them. nil: none.
+	Restrictions *workflow.Restrictions
 	// Scope is the template scope (inputs, env, workflow, run) used when a call carries none;
 	// a call's own scope (tool.Invocation.Scope) wins key by key.
 	Scope ports.Scope
@@ -72,6 +76,7 @@ func New(spec workflow.ToolSpec, cfg Config) (*Tool, error) {
 	if err := tool.CheckParams(params); err != nil {
 		return nil, fault.New(fault.Invalid, "tool %q: %w", spec.Name, err)
 	}
+	cfg.Restrictions = spec.Restrictions
 	return &Tool{spec: spec, params: params, schema: tool.ObjectSchema(params), cfg: cfg}, nil
 }
 
@@ -123,17 +128,19 @@ func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 	maps.Copy(scope, call.Scope)
 	scope["args"] = plainArgs(tool.Defaults(t.params, call.Args))
 	bound, err := t.cfg.Templater.Command(t.spec.Command, scope)
-	if err != nil {
+	switch {
+	case fault.KindOf(err) == fault.Denied:
+		// A value the templater will not bind where it would be read as an option.
+		return tool.Refused(CheckLayer, RuleOptionInjection, fmt.Sprintf("%s: %v; nothing was run", t.spec.Name, err))
+	case err != nil:
 		return tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, err))
 	}
 	timeout := t.spec.Timeout
 	if timeout <= 0 {
 		timeout = t.cfg.Timeout
 	}
-	res, err := t.cfg.Process.Run(ctx, ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
-		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit,
-		Policy: t.cfg.Policy})
-	return Result(t.spec.Name, res, err)
+	return t.cfg.Run(ctx, t.spec.Name, ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
+		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit}, nil)
 }
 
 // Result turns a finished process into a tool result: standard output for the model; for a

@@ -90,7 +90,7 @@ func noPwned(t *testing.T, dir string) {
 // runner: the program receives each value verbatim as one argument.
 func TestTemplateHostileValues(t *testing.T) {
 	cfg := config(t)
-	spec := workflow.ToolSpec{Name: "probe", Command: quoted(t, exe(t)) + " " + argvFlag + " {{args.a}} x{{args.b}}y {{inputs.greeting}}",
+	spec := workflow.ToolSpec{Name: "probe", Command: quoted(t, exe(t)) + " " + argvFlag + " -- {{args.a}} x{{args.b}}y {{inputs.greeting}}",
 		Parameters: []workflow.Param{{Name: "a", Type: workflow.TypeString, Required: true}, {Name: "b", Type: workflow.TypeString, Required: true}}}
 	tl, err := command.New(spec, cfg)
 	if err != nil {
@@ -99,11 +99,37 @@ func TestTemplateHostileValues(t *testing.T) {
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
 			res := tl.Execute(t.Context(), tool.Invocation{Args: map[string]any{"a": h.value, "b": h.value}})
-			want := []string{h.value, "x" + h.value + "y", "hello"}
+			want := []string{"--", h.value, "x" + h.value + "y", "hello"}
 			if diff := cmp.Diff(want, argvOf(t, res)); diff != "" {
 				t.Errorf("argv for %q (-want +got):\n%s", h.value, diff)
 			}
 		})
+	}
+	noPwned(t, cfg.Dir)
+}
+
+// TestTemplateOptionInjection: a value from the model that starts an argument with no "--"
+// before it, and would be read as an option, is refused before anything runs; a number, a
+// value inside a word, or one after "--" is not.
+func TestTemplateOptionInjection(t *testing.T) {
+	cfg := config(t)
+	spec := workflow.ToolSpec{Name: "probe", Command: quoted(t, exe(t)) + " " + argvFlag + " {{args.a}} x{{args.a}} -- {{args.a}}",
+		Parameters: []workflow.Param{{Name: "a", Type: workflow.TypeString, Required: true}}}
+	tl, err := command.New(spec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"--output=pwned", "-rf", "--", "-x5", "-.5."} {
+		res := tl.Execute(t.Context(), tool.Invocation{Args: map[string]any{"a": v}})
+		if res.Succeeded() || !res.Denied || res.Refusal == nil || res.Refusal.Rule != command.RuleOptionInjection {
+			t.Errorf("value %q: result %+v, want refused as option injection", v, res)
+		}
+	}
+	for _, v := range []string{"-5", "-1.5", "-", "a-b", ""} {
+		res := tl.Execute(t.Context(), tool.Invocation{Args: map[string]any{"a": v}})
+		if diff := cmp.Diff([]string{v, "x" + v, "--", v}, argvOf(t, res)); diff != "" {
+			t.Errorf("value %q (-want +got):\n%s", v, diff)
+		}
 	}
 	noPwned(t, cfg.Dir)
 }

@@ -230,11 +230,15 @@ func (w *Wrapped) Execute(ctx context.Context, call tool.Invocation) tool.Result
 	if err != nil {
 		return tool.Errorf(fmt.Sprintf("%s: %v", w.spec.Name, err))
 	}
+	if p, v, ok := w.optionValue(values); ok {
+		return tool.Refused(CheckLayer, RuleOptionInjection, fmt.Sprintf(
+			"%s: the value %q of %s would be read as an option of %s: refused (nothing was run); the definition can put \"--\" before {%s}",
+			w.spec.Name, v, p, w.program(), p))
+	}
 	script, vars := w.script(values)
-	res, err := w.cfg.Process.Run(ctx, ports.ProcessRequest{Script: script, Vars: vars, Dir: w.cfg.Dir,
+	return w.cfg.Run(ctx, w.spec.Name, ports.ProcessRequest{Script: script, Vars: vars, Dir: w.cfg.Dir,
 		BaseEnv: w.cfg.BaseEnv, Env: w.cfg.Env, Stdin: call.Input, Timeout: w.cfg.Timeout,
-		OutputLimit: w.cfg.OutputLimit, Policy: w.cfg.Policy})
-	return Result(w.spec.Name, res, err)
+		OutputLimit: w.cfg.OutputLimit}, w.argvOf(values))
 }
 
 // values reads every parameter's value as strings: one per element of an array, one for
@@ -303,6 +307,34 @@ func (w *Wrapped) argv(args map[string]any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.argvOf(values), nil
+}
+
+// program is the @command's program.
+func (w *Wrapped) program() string { return w.words[0][0].lit }
+
+// optionValue finds a scalar parameter whose value, a word of its own before any "--" word,
+// starts with "-": the program would read it as an option (find {path} given "-delete").
+// Such a value is refused whatever the sandbox policy (docs/security.md, option
+// injection). Array parameters are argument vectors by design and are not checked here; the
+// command check sees the options they make.
+func (w *Wrapped) optionValue(values map[string][]string) (param, value string, ok bool) {
+	for _, word := range w.words[1:] {
+		if len(word) == 1 && word[0].param == "" && word[0].lit == "--" {
+			return "", "", false
+		}
+		if len(word) != 1 || word[0].param == "" || isArray(w.params[word[0].param]) {
+			continue
+		}
+		if vals := values[word[0].param]; len(vals) == 1 && tool.OptionLike(vals[0]) {
+			return word[0].param, vals[0], true
+		}
+	}
+	return "", "", false
+}
+
+// argvOf is the argument vector of a call's values.
+func (w *Wrapped) argvOf(values map[string][]string) []string {
 	var argv []string
 	for _, word := range w.words {
 		if len(word) == 1 && word[0].param != "" && isArray(w.params[word[0].param]) {
@@ -322,7 +354,7 @@ func (w *Wrapped) argv(args map[string]any) ([]string, error) {
 		}
 		argv = append(argv, b.String())
 	}
-	return argv, nil
+	return argv
 }
 
 // script writes `exec` and the words: literals quoted, each value a quoted reference to a

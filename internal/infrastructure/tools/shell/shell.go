@@ -26,7 +26,8 @@ const (
 
 // Tool is the shell built-in: {command, dir?}. Safe for concurrent use.
 type Tool struct {
-	cfg command.Config
+	name string
+	cfg  command.Config
 }
 
 var (
@@ -39,10 +40,16 @@ var (
 // New returns the shell tool. cfg.Process is required; cfg.Dir is the working directory
 // relative dirs start from; cfg.Templater is not used.
 func New(cfg command.Config) (*Tool, error) {
+	return NewNamed(Name, cfg)
+}
+
+// NewNamed returns the shell tool under name (Name or Alias): a workflow's restricted
+// `shell` or `run_command` entry, whose cfg.Restrictions narrow its policy.
+func NewNamed(name string, cfg command.Config) (*Tool, error) {
 	if cfg.Process == nil {
 		return nil, fmt.Errorf("shell tool: the process runner is required")
 	}
-	return &Tool{cfg: cfg}, nil
+	return &Tool{name: name, cfg: cfg}, nil
 }
 
 // Aliases are the other names of the shell tool: run_command, for seed 004's .tool files.
@@ -51,8 +58,8 @@ func Aliases() []tool.Alias {
 		Description: "Alias of shell (the name seed 004's .tool files wrap)."}}
 }
 
-// Name returns "shell".
-func (t *Tool) Name() string { return Name }
+// Name returns "shell" (or the name NewNamed gave).
+func (t *Tool) Name() string { return t.name }
 
 // Description tells the model what the tool does and where it runs.
 func (t *Tool) Description(ctx tool.Context) string {
@@ -96,10 +103,10 @@ func (t *Tool) Meta(args map[string]any) string {
 func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 	cmd, ok := call.Args["command"].(string)
 	if !ok || strings.TrimSpace(cmd) == "" {
-		return tool.Errorf(`shell: the "command" argument is required: the command line to run`)
+		return tool.Errorf(t.name + `: the "command" argument is required: the command line to run`)
 	}
 	if strings.IndexByte(cmd, 0) >= 0 {
-		return tool.Errorf("shell: the command contains a NUL byte")
+		return tool.Errorf(t.name + ": the command contains a NUL byte")
 	}
 	dir := t.cfg.Dir
 	if d, _ := call.Args["dir"].(string); d != "" {
@@ -109,9 +116,8 @@ func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 			dir = filepath.Join(dir, d)
 		}
 	}
-	res, err := t.cfg.Process.Run(ctx, ports.ProcessRequest{Script: cmd, Dir: dir, BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env,
-		Stdin: call.Input, Timeout: t.cfg.Timeout, OutputLimit: t.cfg.OutputLimit, Policy: t.cfg.Policy})
-	return command.Result(Name, res, err)
+	return t.cfg.Run(ctx, t.name, ports.ProcessRequest{Script: cmd, Dir: dir, BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env,
+		Stdin: call.Input, Timeout: t.cfg.Timeout, OutputLimit: t.cfg.OutputLimit}, nil)
 }
 
 // Wrap builds a seed 004 wrapped tool: its @command runs as an argument vector with the

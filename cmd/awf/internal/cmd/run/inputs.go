@@ -10,6 +10,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
 // GivenInputs merges --input-file (typed YAML values) and --input NAME=VALUE flags (strings,
@@ -20,6 +21,9 @@ func GivenInputs(flags []string, file string) (map[string]any, error) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			return nil, fault.Wrap(fault.Usage, fmt.Errorf("input file: %w", err))
+		}
+		if err := yamlnode.CheckFile(file, data); err != nil {
+			return nil, fault.New(fault.Usage, "input file %w", err)
 		}
 		if err := yaml.Unmarshal(data, &given); err != nil {
 			return nil, fault.New(fault.Usage, "input file %s: %s (want a map of input names to values)", file, yaml.FormatError(err, false, false))

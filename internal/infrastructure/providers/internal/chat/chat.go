@@ -24,10 +24,11 @@ import (
 
 // Finish reasons reported in ports.ChatResponse, whatever the provider called them.
 const (
-	FinishStop          = "stop"
-	FinishToolCalls     = "tool_calls"
-	FinishLength        = "length"
-	FinishContentFilter = "content_filter"
+	FinishStop          = ports.FinishStop
+	FinishToolCalls     = ports.FinishToolCalls
+	FinishLength        = ports.FinishLength
+	FinishContentFilter = ports.FinishContentFilter
+	FinishRefusal       = ports.FinishRefusal
 )
 
 // Finish settles the reason a reply ended: a reply carrying calls ended for tool_calls even when

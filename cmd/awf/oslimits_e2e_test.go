@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/awf-dev/awf/internal/domain/state"
+)
+
+// limitsWorkflow runs hostile shell tool calls under small sandbox limits.
+const limitsWorkflow = `name: limits
+approval: {default: auto}
+sandbox:
+  limits: {timeout: 60s, memory: 256MiB, pids: 64, output: 64KiB}
+steps:
+  - {name: interp_memory, type: tool, tool: shell, args: {command: "x=a; while true; do x=$x$x; done"}, continue_on_error: true}
+  - {name: background_jobs, type: tool, tool: shell, args: {command: "for i in $(seq 200); do sleep 5 & done; wait"}, continue_on_error: true}
+  - {name: stderr_flood, type: tool, tool: shell, args: {command: "echo start; yes >&2"}, continue_on_error: true}
+  - {name: after, type: tool, tool: shell, args: {command: "echo still-working"}}
+`
+
+// TestLimitsReportTheLimit (issue 11, item 5): a memory hog and a flood of background jobs in a
+// shell tool are stopped by the limit they reach, and the result names it, not the Go stack
+// trace of the helper that ran the interpreter; a stderr-only flood is stopped at the output
+// limit, not left to the timeout.
+func TestLimitsReportTheLimit(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	e := newEnv(t)
+	e.write("limits.yaml", limitsWorkflow)
+	res := e.runJSON(0, "run", "limits.yaml")
+	st := e.state(res.RunID)
+	noCrash := func(t *testing.T, s *state.StepState) {
+		for _, crash := range []string{"goroutine ", "runtime.", "fatal error", "panic"} {
+			if strings.Contains(s.Error, crash) {
+				t.Errorf("error holds %q, a crash of the helper, not a limit:\n%.600s", crash, s.Error)
+			}
+		}
+		if strings.Contains(s.Error, "timed out") {
+			t.Errorf("error = %.300q: the limit did not stop it, the timeout did", s.Error)
+		}
+	}
+	tests := []struct {
+		step string
+		want string
+		// rootOnly rows need RLIMIT_NPROC, which binds the uid 65534 a root awf drops to, or
+		// a cgroup.
+		rootOnly bool
+	}{
+		{"interp_memory", "killed: memory limit 256 MiB reached", false},
+		{"background_jobs", "killed: process limit 64 reached", true},
+		{"stderr_flood", "output truncated at the limit", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.step, func(t *testing.T) {
+			s := st.States[tc.step]
+			if s == nil {
+				t.Fatalf("no state for step %s", tc.step)
+			}
+			if tc.rootOnly && !strings.Contains(s.Error, tc.want) && strings.Contains(s.Error, "exit status") {
+				t.Skipf("the process limit does not bind here (not root, no cgroup): %.200q", s.Error)
+			}
+			if s.Status != state.Failed || !strings.Contains(s.Error, tc.want) {
+				t.Errorf("status %s, error %.600q; want failed with %q", s.Status, s.Error, tc.want)
+			}
+			noCrash(t, s)
+		})
+	}
+	if s := st.States["after"]; s == nil || s.Output != "still-working\n" {
+		t.Errorf("the step after the limits did not run normally: %+v", s)
+	}
+}
+
+// gitRepo makes dir a git repository with one commit, owned by the user running the tests
+// (root here: the sandbox then runs tools as uid 65534, which owns nothing).
+func gitRepo(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"init", "-q"}, {"config", "user.email", "awf@example.com"}, {"config", "user.name", "awf"},
+		{"commit", "-q", "--allow-empty", "-m", "first"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestSandboxedGitReadOnly (issue 11, item 4): with a read-only workspace a root awf runs tools
+// as uid 65534; legitimate read-only git must still work there, from the top of the
+// repository and from a subdirectory.
+func TestSandboxedGitReadOnly(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	e := newEnv(t)
+	gitRepo(t, e.dir)
+	e.write("src/x.go", "package src\n")
+	e.write("git.yaml", `name: git
+approval: {default: auto}
+sandbox:
+  paths: {write: []}
+steps:
+  - {name: status, type: tool, tool: shell, args: {command: "git status --porcelain"}, continue_on_error: true}
+  - {name: log, type: tool, tool: shell, args: {command: "set -o pipefail; git log --format=%s | cat"}, continue_on_error: true}
+  - {name: subdir, type: tool, tool: shell, args: {command: "cd src && git status --porcelain ."}, continue_on_error: true}
+`)
+	res := e.runJSON(0, "run", "git.yaml")
+	st := e.state(res.RunID)
+	for step, want := range map[string]string{"status": "?? src/", "log": "first\n", "subdir": "?? src/"} {
+		s := st.States[step]
+		if s == nil || s.Status != state.Completed || !strings.Contains(s.Output, want) {
+			t.Errorf("step %s = %+v; want completed with %q in the output", step, s, want)
+		}
+	}
+}
+
+// TestSandboxedGitHooksOff (issue 11, item 3a): git in a tool process runs no hooks and no
+// fsmonitor, even when the repository's own configuration names them, unless the policy says
+// sandbox.git_hooks: true (the control that shows they would have run). The repository is
+// nested in the workspace: the sandbox hides the top-level .git/config and .git/hooks, not
+// those of every repository a tool can reach.
+func TestSandboxedGitHooksOff(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	const hook = "#!/bin/sh\necho \"$0\" >> \"$(git rev-parse --show-toplevel)/hook-ran\"\nexit 0\n"
+	for _, allowed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("git_hooks=%v", allowed), func(t *testing.T) {
+			e := newEnv(t)
+			lib := filepath.Join(e.dir, "lib")
+			gitRepo(t, lib)
+			for _, name := range []string{"lib/.git/hooks/pre-commit", "lib/githooks/pre-commit", "lib/githooks/post-commit", "lib/fsmonitor.sh"} {
+				e.write(name, hook)
+				if err := os.Chmod(filepath.Join(e.dir, name), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for key, value := range map[string]string{"core.fsmonitor": filepath.Join(lib, "fsmonitor.sh"), "core.hooksPath": "githooks"} {
+				cmd := exec.Command("git", "config", key, value)
+				cmd.Dir = lib
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git config: %v\n%s", err, out)
+				}
+			}
+			e.write("lib/work.txt", "work\n")
+			e.write("git.yaml", fmt.Sprintf(`name: git
+approval: {default: auto}
+sandbox: {git_hooks: %v}
+steps:
+  - {name: status, type: tool, tool: shell, args: {command: "cd lib && git status --porcelain"}, continue_on_error: true}
+  - {name: commit, type: tool, tool: shell, args: {command: "cd lib && git add work.txt && git commit -q -m work"}, continue_on_error: true}
+`, allowed))
+			res := e.runJSON(0, "run", "git.yaml")
+			st := e.state(res.RunID)
+			for _, step := range []string{"status", "commit"} {
+				if s := st.States[step]; s == nil || s.Status != state.Completed {
+					t.Errorf("step %s = %+v; want completed", step, s)
+				}
+			}
+			ran, _ := os.ReadFile(filepath.Join(lib, "hook-ran"))
+			if !allowed {
+				if len(ran) > 0 {
+					t.Errorf("git ran programs the repository named, with hooks off:\n%s", ran)
+				}
+				return
+			}
+			for _, want := range []string{"fsmonitor.sh", "githooks/pre-commit", "githooks/post-commit"} {
+				if !strings.Contains(string(ran), want) {
+					t.Errorf("with git_hooks: true, %s did not run (ran: %q): the control proves nothing", want, ran)
+				}
+			}
+		})
+	}
+}

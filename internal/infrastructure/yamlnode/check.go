@@ -1,0 +1,106 @@
+package yamlnode
+
+import (
+	"fmt"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// MaxAliasNodes is how many nodes a document may reach through aliases (*name), counting each
+// use of an anchor as a copy of everything under it. Anchors that reuse a block of settings a
+// few times stay far below it; a "billion laughs" document, whose few lines expand to
+// billions of nodes, is refused before any decoder copies or prints them.
+const MaxAliasNodes = 100_000
+
+func aliasError(line, col int) *LimitError {
+	return &LimitError{Line: line, Column: col, Msg: fmt.Sprintf(
+		"aliases expand to more than %d nodes; awf refuses YAML that grows this much when read (use fewer nested anchors)", MaxAliasNodes)}
+}
+
+// Check is what every reader of YAML in awf calls before it parses: the document is no
+// deeper than MaxDepth and its aliases expand to at most MaxAliasNodes; otherwise the error is a
+// *LimitError. A document without aliases is only scanned; one with aliases is parsed once
+// more to count what they expand to.
+func Check(data []byte) error {
+	aliases, err := scanDepth(data)
+	if err != nil || !aliases {
+		return err
+	}
+	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil // the reader's own parse reports it, with its own words
+	}
+	c := aliasCounter{sizes: map[string]int{}}
+	for _, doc := range f.Docs {
+		c.size(doc)
+		if c.err != nil {
+			return c.err
+		}
+	}
+	return nil
+}
+
+// CheckFile is Check for the contents of the file at path: its error names the file as
+// path:line:column.
+func CheckFile(path string, data []byte) error {
+	err := Check(data)
+	if le, ok := err.(*LimitError); ok {
+		le.File = path
+	}
+	return err
+}
+
+// aliasCounter counts, in document order, the nodes under each anchor and the nodes reached
+// through aliases. Counts saturate at MaxAliasNodes+1, so no sum overflows.
+type aliasCounter struct {
+	sizes    map[string]int // expanded size of each anchor defined so far
+	expanded int
+	err      error
+}
+
+func (c *aliasCounter) size(n ast.Node) int {
+	if n == nil || c.err != nil {
+		return 0
+	}
+	total := 1
+	add := func(m ast.Node) { total = min(total+c.size(m), MaxAliasNodes+1) }
+	switch n := n.(type) {
+	case *ast.DocumentNode:
+		add(n.Body)
+	case *ast.MappingNode:
+		for _, v := range n.Values {
+			add(v)
+		}
+	case *ast.MappingValueNode:
+		add(n.Key)
+		add(n.Value)
+	case *ast.MappingKeyNode:
+		add(n.Value)
+	case *ast.SequenceNode:
+		for _, v := range n.Values {
+			add(v)
+		}
+	case *ast.TagNode:
+		add(n.Value)
+	case *ast.AnchorNode:
+		add(n.Value)
+		if n.Name != nil {
+			c.sizes[n.Name.GetToken().Value] = total
+		}
+	case *ast.AliasNode:
+		if n.Value == nil {
+			return total
+		}
+		reached := c.sizes[n.Value.GetToken().Value]
+		c.expanded = min(c.expanded+reached, MaxAliasNodes+1)
+		if c.expanded > MaxAliasNodes {
+			c.err = aliasError(1, 1)
+			if tk := n.GetToken(); tk != nil && tk.Position != nil {
+				c.err = aliasError(tk.Position.Line, tk.Position.Column)
+			}
+		}
+		total = min(total+reached, MaxAliasNodes+1)
+	}
+	return total
+}
