@@ -22,7 +22,7 @@ test-short: ## skip the slow end-to-end tests
 bench: ## in-process benchmarks of every package
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 
-bench-process: ## whole-process figures: 50-step workflow, validate, 10 MB output
+bench-process: ## whole-process targets as ratios against same-run baselines (FULL=1 adds 10,000 steps)
 	./scripts/bench-process.sh
 
 fuzz: ## run each fuzz target for FUZZTIME

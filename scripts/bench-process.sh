@@ -1,6 +1,18 @@
 #!/usr/bin/env bash
-# Whole-process figures: per-step overhead of a 50-step workflow, awf validate, peak memory with
-# a 10 MB step output. The benchmarks build and run the real binary.
+# Whole-process figures, measured from outside the process against baselines taken in the same
+# run (scripts/procbench): start-up against /bin/true, per-step cost at 50 and 2,000 steps (and
+# 10,000 with FULL=1), 50 steps against a bare sh loop, a sandboxed tool call against a plain
+# step, peak RSS with a 10 MB output against a trivial run, refusing deeply nested YAML. Then the
+# in-process benchmarks of the state store's per-step save and per-call journal append.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -run='^$' -bench='^BenchmarkProcess' -benchtime=${BENCHTIME:-5x} ./cmd/awf
+bin=$(mktemp -d)/awf
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$bin" ./cmd/awf
+full=()
+[ "${FULL:-}" = 1 ] && full=(-full)
+go run ./scripts/procbench -awf "$bin" -runs "${RUNS:-5}" "${full[@]}" || true
+echo
+echo "== in-process: state save per step and journal append per call"
+go test -run='^$' -bench='^Benchmark(Save|AppendAgentStep|LoopPerCallStatestore)' -benchtime="${BENCHTIME:-1x}" \
+  ./internal/infrastructure/statestore ./internal/application/agent

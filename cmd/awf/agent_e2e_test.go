@@ -80,6 +80,10 @@ type agentAuditLine struct {
 	CallID   string `json:"call_id"`
 	Tool     string `json:"tool"`
 	Outcome  string `json:"outcome"`
+	Recovery struct {
+		Decision string `json:"decision"`
+		By       string `json:"by"`
+	} `json:"recovery"`
 	Approval struct {
 		Decision string `json:"decision"`
 		By       string `json:"by"`
@@ -187,8 +191,8 @@ func TestAgentMaxCalls(t *testing.T) {
 		e := agentEnv(t, "maxcalls-fail.yaml", "maxcalls.cassette.yaml")
 		res := e.runJSON(3, "run", "agent/maxcalls-fail.yaml", "--replay", "agent/maxcalls.cassette.yaml")
 		for _, want := range []string{"tool_options.max_calls", "after 2 of at most 2", "on_max_calls: stop"} {
-			if !strings.Contains(res.Error, want) {
-				t.Errorf("error lacks %q: %s", want, res.Error)
+			if !strings.Contains(res.Error.Message, want) {
+				t.Errorf("error lacks %q: %s", want, res.Error.Message)
 			}
 		}
 		st := agentStep(t, e.state(res.RunID), "gather")
@@ -537,31 +541,11 @@ func comparableState(s *state.RunState) *state.RunState {
 
 // TestAgentKillThenResume kills awf with SIGKILL while the third call of a reply runs, after
 // the first two completed, then resumes the run: the completed calls are answered from their
-// records, not run again, and the interrupted one (not idempotent) is reported, not re-run.
+// records, not run again, and the interrupted one (not idempotent, no check, no terminal) is
+// reported to the model as of unknown outcome, not re-run.
 func TestAgentKillThenResume(t *testing.T) {
 	e := agentEnv(t, "resume.yaml", "resume.cassette.yaml")
-	cmd := e.cmd(t.Context(), "run", "agent/resume.yaml", "--replay", "agent/resume.cassette.yaml", "--quiet")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var id string
-	waitFor(t, func() bool {
-		id = agentRunID(e)
-		if id == "" {
-			return false
-		}
-		s, ok := agentTryState(e, id)
-		if !ok || s.States["work"] == nil {
-			return false
-		}
-		calls := s.States["work"].ToolCalls
-		return len(calls) == 3 && calls[0].Result != nil && !calls[0].InFlight &&
-			calls[1].Result != nil && !calls[1].InFlight && calls[2].InFlight && calls[2].Result == nil
-	})
-	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(e.dir, "slow.pid")); return err == nil })
-	cmd.Process.Kill()
-	cmd.Wait()
-	stopOrphan(t, e)
+	id := killInCall(e, "agent/resume.yaml", "agent/resume.cassette.yaml", 3)
 	// The agent step's saves since the state file was written are lines of the run's journal:
 	// awf saves them through the store's ports.StepJournal, not by rewriting the state file.
 	if fi, err := os.Stat(filepath.Join(e.dir, ".awf", "runs", id+".journal")); err != nil || fi.Size() == 0 {
@@ -583,8 +567,10 @@ func TestAgentKillThenResume(t *testing.T) {
 	if len(st.ToolCalls) != 3 {
 		t.Fatalf("after resume: calls %v, want the 3 of the first run", callIDs(st.ToolCalls))
 	}
-	if c := st.ToolCalls[2]; c.InFlight || c.Result == nil || c.Result.Success || !strings.Contains(c.Result.Error, "not re-run because not idempotent") {
-		t.Errorf("interrupted call after resume: in_flight %v, result %+v", c.InFlight, c.Result)
+	if c := st.ToolCalls[2]; c.InFlight || c.Result == nil || c.Result.Success || !strings.Contains(c.Result.Error, "outcome unknown") ||
+		c.Outcome != state.OutcomeUnknown || c.Recovery == nil || c.Recovery.Decision != state.RecoveryUnknown || c.Recovery.By != state.RecoveredByNonInteractive {
+		t.Errorf("interrupted call after resume: in_flight %v, result %+v, outcome %q, recovery %+v; want outcome unknown, decided non-interactively",
+			c.InFlight, c.Result, c.Outcome, c.Recovery)
 	}
 	if ts := st.ToolStats; ts == nil || ts.TotalCalls != 3 || ts.Successful != 2 || ts.Failed != 1 {
 		t.Errorf("tool_stats = %+v, want 2 successful and 1 failed of 3", ts)
@@ -595,8 +581,8 @@ func TestAgentKillThenResume(t *testing.T) {
 			t.Errorf("audit record of %s = %+v, %v; want one, ok (and no second one from the resume)", c, l, ok)
 		}
 	}
-	if _, ok := audit["call_3"]; ok {
-		t.Errorf("audit has a completion record for call_3, which awf was killed in")
+	if l, ok := audit["call_3"]; !ok || l.Outcome != "unknown" || l.Recovery.Decision != "unknown" {
+		t.Errorf("audit record closing call_3 = %+v, %v; want outcome unknown with the decision", l, ok)
 	}
 	var started []string
 	for _, l := range agentAuditAll(e, id) {
@@ -607,13 +593,50 @@ func TestAgentKillThenResume(t *testing.T) {
 	if want := []string{"call_1", "call_2", "call_3"}; !slices.Equal(started, want) {
 		t.Errorf("started records for calls %v, want %v: the call awf was killed in is in the audit log", started, want)
 	}
-	r = e.mustRun(0, "audit", "--run", id, "--outcome", "started")
+	r = e.mustRun(0, "audit", "--run", id, "--outcome", "unknown")
 	if !strings.Contains(r.stdout, "slow") || strings.Count(strings.TrimSpace(r.stdout), "\n") != 1 {
-		t.Errorf("awf audit --outcome started shows:\n%s\nwant a header and the one call left in flight (slow)", r.stdout)
+		t.Errorf("awf audit --outcome unknown shows:\n%s\nwant a header and the one call cut off (slow)", r.stdout)
 	}
-	if n := len(agentAudit(e, id)); n > 3 {
-		t.Errorf("audit has %d records for the run, want at most 3: the resume ran nothing again", n)
+	if n := len(agentAudit(e, id)); n != 3 {
+		t.Errorf("audit has %d completion records for the run, want 3: the resume ran nothing again", n)
 	}
+}
+
+// killInCall runs wf under --replay cassette, kills awf with SIGKILL once the step's call
+// number n (from 1) is in flight after the ones before it completed, and its tool has
+// written slow.pid, and returns the run's id. The tool's processes are gone when it returns.
+func killInCall(e *env, wf, cassette string, n int) string {
+	e.t.Helper()
+	cmd := e.cmd(e.t.Context(), "run", wf, "--replay", cassette, "--quiet")
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	var id string
+	waitFor(e.t, func() bool {
+		id = agentRunID(e)
+		if id == "" {
+			return false
+		}
+		s, ok := agentTryState(e, id)
+		if !ok || s.States["work"] == nil {
+			return false
+		}
+		calls := s.States["work"].ToolCalls
+		if len(calls) != n || !calls[n-1].InFlight || calls[n-1].Result != nil {
+			return false
+		}
+		for _, c := range calls[:n-1] {
+			if c.Result == nil || c.InFlight {
+				return false
+			}
+		}
+		return true
+	})
+	waitFor(e.t, func() bool { _, err := os.Stat(filepath.Join(e.dir, "slow.pid")); return err == nil })
+	cmd.Process.Kill()
+	cmd.Wait()
+	stopOrphan(e.t, e)
+	return id
 }
 
 // agentRunID returns the id of the only run in e's state directory, or "".

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -85,47 +84,6 @@ func BenchmarkProcessValidate50Steps(b *testing.B) {
 	}
 }
 
-// BenchmarkProcessPeakMemory10MB reports awf's peak RSS running a workflow whose first step
-// outputs 10 MB that the second step's command uses, and the same workflow with a 10-byte
-// output: peak-MiB includes the binary's own mapped code (about 20 MiB, file-backed), so
-// x-payload-over-base, the difference over the payload, is the figure that grows with it. The
-// consumer is printf (testdata/e2e/big.yaml), whose implementation in the shell interpreter
-// formats its argument into two more copies, or echo, which writes it as it is.
-func BenchmarkProcessPeakMemory10MB(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "e2e", "big.yaml"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, consumer := range []string{"printf", "echo"} {
-		b.Run(consumer, func(b *testing.B) {
-			wf := string(data)
-			if consumer == "echo" {
-				wf = strings.Replace(wf, `printf '%s' "{{states.produce.output}}"`, `echo -n "{{states.produce.output}}"`, 1)
-			}
-			dir := b.TempDir()
-			big := filepath.Join(dir, "big.yaml")
-			small := filepath.Join(dir, "small.yaml")
-			os.WriteFile(big, []byte(wf), 0o644)
-			os.WriteFile(small, []byte(strings.Replace(wf, "head -c 10485760", "head -c 10", 1)), 0o644)
-			var peak, base int64
-			for b.Loop() {
-				peak = max(peak, peakRSS(b, dir, big))
-				base = max(base, peakRSS(b, dir, small))
-			}
-			b.ReportMetric(float64(peak)/1024, "peak-MiB")
-			b.ReportMetric(float64(base)/1024, "base-MiB")
-			b.ReportMetric(float64(peak)/1024/10, "x-payload")
-			b.ReportMetric(float64(peak-base)/1024/10, "x-payload-over-base")
-		})
-	}
-}
-
-// peakRSS runs `awf run path` and returns its peak resident set in KiB.
-func peakRSS(b *testing.B, dir, path string) int64 {
-	ps := runBin(b, dir, "run", path, "--quiet")
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		b.Fatal("no rusage")
-	}
-	return ru.Maxrss
-}
+// Peak memory is measured by scripts/procbench (make bench-process), from a small process of
+// its own: a child's peak RSS as Linux reports it includes what its parent had resident when it
+// forked, so a figure taken from this test binary measured the test binary.

@@ -169,8 +169,18 @@ type runResult struct {
 	Status    string            `json:"status"`
 	StateFile string            `json:"state_file"`
 	Output    string            `json:"output"`
-	Error     string            `json:"error"`
+	Error     jsonError         `json:"error"`
 	Steps     map[string]string `json:"steps"`
+}
+
+// jsonError is the error member of a failed command's --output json object.
+type jsonError struct {
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	ExitCode int    `json:"exit_code"`
 }
 
 // state reads a run's state file as the domain type; it fails the test if the file does not
@@ -219,7 +229,7 @@ func TestEveryStepType(t *testing.T) {
 	e.write("sub/.keep", "")
 	res := e.runJSON(0, "run", "steps.yaml")
 	if res.Status != "completed" {
-		t.Fatalf("status %s: %s", res.Status, res.Error)
+		t.Fatalf("status %s: %s", res.Status, res.Error.Message)
 	}
 	if want := "hi e2e in sub / ABC / 7"; res.Output != want {
 		t.Errorf("output = %q, want %q", res.Output, want)
@@ -347,8 +357,8 @@ func TestTimeoutKillsTheStep(t *testing.T) {
 	e := newEnv(t, "timeout.yaml")
 	start := time.Now()
 	res := e.runJSON(3, "run", "timeout.yaml")
-	if !strings.Contains(res.Error, "timed out") {
-		t.Errorf("error = %q, want a timeout", res.Error)
+	if !strings.Contains(res.Error.Message, "timed out") {
+		t.Errorf("error = %q, want a timeout", res.Error.Message)
 	}
 	if time.Since(start) > 20*time.Second {
 		t.Errorf("the timed-out step was not killed (took %s)", time.Since(start))

@@ -6,8 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/awf-dev/awf/internal/domain/state"
 )
@@ -181,6 +185,71 @@ steps:
 			for _, want := range []string{"fsmonitor.sh", "githooks/pre-commit", "githooks/post-commit"} {
 				if !strings.Contains(string(ran), want) {
 					t.Errorf("with git_hooks: true, %s did not run (ran: %q): the control proves nothing", want, ran)
+				}
+			}
+		})
+	}
+}
+
+// TestKilledAwfLeavesNoProcess (issue 11, item 6): after kill -9 of awf, nothing a shell step
+// or a shell tool started keeps running or finishes its side effects: programs in the
+// foreground and in the background, run by the interpreter or below a program (sh -c), and,
+// where awf is root (a PID namespace per program), those that called setsid.
+func TestKilledAwfLeavesNoProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("parent-death signals and PID namespaces are Linux-only")
+	}
+	root := os.Geteuid() == 0
+	// A duration no other test uses marks this test's sleeps in /proc/*/cmdline.
+	mark := fmt.Sprintf("3.%06d", time.Now().UnixNano()%1000000)
+	variants := []string{
+		"sleep MARK; touch fg",
+		"(sleep MARK; touch bg) &",
+		"sh -c 'sleep MARK; touch sh' &",
+	}
+	if root {
+		variants = append(variants, "setsid sh -c 'sleep MARK; touch setsid' &")
+	}
+	for _, kind := range []string{"shell step", "shell tool"} {
+		t.Run(kind, func(t *testing.T) {
+			e := newEnv(t)
+			script := strings.ReplaceAll(strings.Join(slices.Concat(variants[1:], []string{"touch started", variants[0]}), "\n"), "MARK", mark)
+			step := fmt.Sprintf("{name: work, type: shell, command: %q}", script)
+			if kind == "shell tool" {
+				step = fmt.Sprintf("{name: work, type: tool, tool: shell, args: {command: %q}}", script)
+			}
+			e.write("kill.yaml", "name: kill\napproval: {default: auto}\nsteps:\n  - "+step+"\n")
+			cmd := e.cmd(t.Context(), "run", "kill.yaml", "--quiet")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// One sleep each, but the setsid one: its setsid program exits at once, and in a
+			// shell step its PID namespace goes with it.
+			want := 3
+			waitFor(t, func() bool {
+				_, err := os.Stat(filepath.Join(e.dir, "started"))
+				return err == nil && len(survivors("sleep\x00"+mark)) >= want
+			})
+			cmd.Process.Kill()
+			cmd.Wait()
+			// The kernel kills a PID namespace asynchronously: look a few times.
+			var left []string
+			for range 20 {
+				if left = survivors("sleep\x00" + mark); len(left) == 0 {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			for _, p := range left {
+				t.Errorf("process outlived awf: %s", p)
+				if pid, err := strconv.Atoi(strings.SplitN(p, ":", 2)[0]); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			time.Sleep(4 * time.Second) // past the sleeps: a survivor would have touched its file
+			for _, name := range []string{"fg", "bg", "sh", "setsid"} {
+				if _, err := os.Stat(filepath.Join(e.dir, name)); err == nil {
+					t.Errorf("%s exists: a program started by the step finished after awf was killed", name)
 				}
 			}
 		})

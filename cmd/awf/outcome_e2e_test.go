@@ -201,3 +201,37 @@ output: "{{states.ask.output}}"
 		t.Errorf("thinking in the state's conversation = %+v, want %+v", got, want)
 	}
 }
+
+// TestAgentKillThenResumeSettledByCheck kills awf inside a call that is not idempotent but
+// whose tool declares verify:, after the call's effect happened; on resume the check settles
+// it: the call is not run again (the message is sent once), the model gets a success, and the
+// state and the audit log say the check decided.
+func TestAgentKillThenResumeSettledByCheck(t *testing.T) {
+	e := agentEnv(t, "verify.yaml", "verify.cassette.yaml")
+	id := killInCall(e, "agent/verify.yaml", "agent/verify.cassette.yaml", 1)
+	r := e.mustRun(0, "resume", id, "--replay", "agent/verify.cassette.yaml")
+	if !strings.Contains(r.stderr, "call_1 (send) was in flight when the run stopped: it took effect") {
+		t.Errorf("resume did not report how the call was settled:\n%s", r.stderr)
+	}
+	if got := e.read("sent.log"); got != "bob\n" {
+		t.Errorf("sent.log = %q, want the message sent once", got)
+	}
+	s := e.state(id)
+	st := agentStep(t, s, "work")
+	if s.Status != state.Completed || st.Output != "Sent to bob, once." || len(st.ToolCalls) != 1 {
+		t.Fatalf("after resume: run %s, output %q, calls %v", s.Status, st.Output, callIDs(st.ToolCalls))
+	}
+	c := st.ToolCalls[0]
+	if c.Result == nil || !c.Result.Success || c.Outcome != "" || c.Recovery == nil ||
+		c.Recovery.Decision != state.RecoveryDone || c.Recovery.By != state.RecoveredByCheck {
+		t.Errorf("settled call: result %+v, outcome %q, recovery %+v; want a success decided by the check", c.Result, c.Outcome, c.Recovery)
+	}
+	audit := agentAuditAll(e, id)
+	var outcomes []string
+	for _, l := range audit {
+		outcomes = append(outcomes, l.Outcome+"/"+l.Recovery.By)
+	}
+	if want := []string{"started/", "ok/check"}; !reflect.DeepEqual(outcomes, want) {
+		t.Errorf("audit records of the run = %v, want %v: started by the first run, closed by the check, never run again", outcomes, want)
+	}
+}

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// Every YAML file awf reads is refused, with its position, when it nests deeper than the
-// limit or its aliases expand past theirs, before the parser spends memory on it: a 200 KB
+// Every YAML file awf reads is refused, with its position, when it is not UTF-8 (the parser
+// replaced bad bytes with U+FFFD), nests deeper than the limit or its aliases expand past theirs, before the parser spends memory on it: a 200 KB
 // file of brackets took gigabytes and minutes to refuse, and a "billion laughs" input file
 // minutes and 13 GB.
 func TestHostileYAMLIsRefusedWithItsPosition(t *testing.T) {
@@ -31,6 +31,11 @@ func TestHostileYAMLIsRefusedWithItsPosition(t *testing.T) {
 			name:  "workflow, in an ignored extension key",
 			files: map[string]string{"deep.yaml": "name: deep\nx-note: " + brackets + "\nsteps:\n  - name: a\n    type: shell\n    command: 'true'\n"},
 			args:  []string{"validate", "deep.yaml"}, code: 2, want: "deep.yaml:2:",
+		},
+		{
+			name:  "workflow with a byte that is not UTF-8",
+			files: map[string]string{"latin1.yaml": "name: latin1\nsteps:\n  - name: a\n    type: shell\n    command: echo caf\xe9\n"},
+			args:  []string{"validate", "latin1.yaml"}, code: 2, want: "latin1.yaml:5:22:",
 		},
 		{
 			name: "tool manifest",
@@ -78,7 +83,7 @@ func TestHostileYAMLIsRefusedWithItsPosition(t *testing.T) {
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("stderr does not name %q:\n%s", tt.want, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "deeper than 256") && !strings.Contains(r.stderr, "aliases expand") {
+			if !strings.Contains(r.stderr, "deeper than 256") && !strings.Contains(r.stderr, "aliases expand") && !strings.Contains(r.stderr, "is not UTF-8") {
 				t.Errorf("stderr does not say which limit:\n%s", r.stderr)
 			}
 		})

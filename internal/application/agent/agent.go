@@ -29,7 +29,7 @@ const (
 	DefaultMaxTurns = 10
 )
 
-// Deps are everything an Executor needs. All are required except ReadFile.
+// Deps are everything an Executor needs. All are required except ReadFile, Settler and Audit.
 type Deps struct {
 	// Providers resolves each step's model provider (and applies --replay, --record,
 	// --provider and --model).
@@ -49,6 +49,12 @@ type Deps struct {
 	Clock   ports.Clock
 	// ReadFile reads prompt_file; nil means os.ReadFile.
 	ReadFile func(path string) ([]byte, error)
+	// Settler asks the person what to do with a call a crash cut off whose tool has no check
+	// and is not idempotent; nil means nobody can be asked.
+	Settler ports.Settler
+	// Audit receives a record for every decision about a call a crash cut off (the governed
+	// path audits the calls that run); nil records none.
+	Audit ports.AuditSink
 }
 
 // Executor runs agent steps. It is safe for concurrent use: each Execute call keeps its own

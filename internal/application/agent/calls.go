@@ -22,8 +22,8 @@ const (
 	callRun       callKind = iota // run it through the invoker
 	callReplay                    // answered from its record (resume)
 	callRefused                   // answered without running: unknown tool, bad arguments, breaker
-	callRerun                     // recorded in flight, idempotent: run again into its record
-	callAbandon                   // recorded in flight, not idempotent: closed as interrupted
+	callRerun                     // recorded in flight, settled as run again: run into its record
+	callAbandon                   // recorded in flight, settled without running: closed with its result
 	callOverLimit                 // beyond max_calls with on_max_calls: stop: not run, not recorded
 )
 
@@ -42,6 +42,10 @@ type pendingCall struct {
 	rule string
 	// abort is an invoker error that ends the step.
 	abort error
+	// recovery is what resume decided about a call a crash left in flight, whose id in the
+	// earlier attempt (in the state and the audit log) is prevID.
+	recovery *state.Recovery
+	prevID   string
 }
 
 // runCalls runs the calls of one reply and appends their results to the conversation in the
@@ -65,7 +69,7 @@ func (l *loop) runCalls(ctx context.Context, calls []state.CallRef) error {
 			continue
 		}
 		l.calls++
-		pending[i] = l.classify(c)
+		pending[i] = l.classify(ctx, c)
 	}
 	if err := l.execute(ctx, pending); err != nil {
 		return err
@@ -84,7 +88,7 @@ func (l *loop) runCalls(ctx context.Context, calls []state.CallRef) error {
 // classify decides what happens to one call, in the model's order: replayed from the record
 // of an earlier attempt, refused (unknown tool, arguments that are not a JSON object, the
 // breaker), or run.
-func (l *loop) classify(c state.CallRef) *pendingCall {
+func (l *loop) classify(ctx context.Context, c state.CallRef) *pendingCall {
 	p := &pendingCall{ref: c, idx: -1}
 	args, argErr := decodeArgs(c.Arguments)
 	p.args = args
@@ -94,7 +98,7 @@ func (l *loop) classify(c state.CallRef) *pendingCall {
 	key := callKey(c.Name, p.args)
 	repeats := l.breaker(key)
 	if i := l.resume.match(key); i >= 0 {
-		return l.replayed(p, i)
+		return l.replayed(ctx, p, i)
 	}
 	info, known := l.info[c.Name]
 	p.info = info
@@ -122,9 +126,9 @@ func (l *loop) breaker(key string) int {
 	return l.repeats
 }
 
-// replayed answers a call from the record of an earlier attempt, or arranges for a call that
-// was in flight to be run again (idempotent tools) or closed as interrupted.
-func (l *loop) replayed(p *pendingCall, i int) *pendingCall {
+// replayed answers a call from the record of an earlier attempt, or settles a call a crash
+// left in flight (see settle).
+func (l *loop) replayed(ctx context.Context, p *pendingCall, i int) *pendingCall {
 	rec := l.resume.record(i)
 	p.idx = i
 	p.info = l.info[p.ref.Name]
@@ -133,17 +137,8 @@ func (l *loop) replayed(p *pendingCall, i int) *pendingCall {
 		p.msg = resultText(p.res)
 		return p
 	}
-	if p.info.Annotations.Idempotent {
-		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped; running it again (the tool is idempotent)", rec.ID, rec.Tool))
-		p.kind = callRerun
-		return p
-	}
-	l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped; not running it again (the tool is not idempotent)", rec.ID, rec.Tool))
-	p.kind = callAbandon
-	p.res = state.ToolCallResult{Error: "interrupted; not re-run because not idempotent: the run stopped while this call " +
-		"was running, so it may or may not have taken effect; check before trying it again"}
-	p.msg = resultText(p.res)
-	return p
+	p.prevID = rec.ID
+	return l.settle(ctx, p, rec)
 }
 
 // refuse answers a call without running it: the call gate refused it under rule.
@@ -237,17 +232,31 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 			Status: "replayed", Message: "result recorded before the run was resumed"})
 		return nil
 	case callOverLimit:
-		return l.audit(ctx, p, strings.TrimPrefix(p.msg, "Error: "))
+		return l.auditRefusal(ctx, p, strings.TrimPrefix(p.msg, "Error: "))
 	case callAbandon:
-		idx, res := p.idx, p.res
-		return l.save(ctx, func(s *state.StepState) { finishRecord(s, idx, res) })
+		if err := l.auditSettled(ctx, p); err != nil {
+			return err
+		}
+		l.emit(finished(p.ref.ID, p.ref.Name, l.meta(p), p.res))
+		idx, res, rcv := p.idx, p.res, *p.recovery
+		return l.save(ctx, func(s *state.StepState) {
+			finishRecord(s, idx, res)
+			settleRecord(s, idx, rcv, nil)
+		})
 	case callRerun:
+		if err := l.auditSettled(ctx, p); err != nil {
+			return err
+		}
 		l.emit(ports.Event{Kind: ports.ToolStarted, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p)})
-		return nil
+		idx, rcv, intent := p.idx, *p.recovery, l.intent(ctx, p)
+		return l.save(ctx, func(s *state.StepState) { settleRecord(s, idx, rcv, intent) })
 	}
 	rec := state.ToolCallRecord{ID: p.ref.ID, Tool: p.ref.Name, Arguments: p.args}
+	if p.kind == callRun {
+		rec.Intent = l.intent(ctx, p)
+	}
 	if p.kind == callRefused {
-		if err := l.audit(ctx, p, p.res.Error); err != nil {
+		if err := l.auditRefusal(ctx, p, p.res.Error); err != nil {
 			return err
 		}
 		res := p.res
@@ -266,9 +275,9 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 	})
 }
 
-// audit records a call that never reached the invoker as the call gate's denial. A name
+// auditRefusal records a call that never reached the invoker as the call gate's denial. A name
 // outside the step's tools that no tool has at all is recorded as unknown.
-func (l *loop) audit(ctx context.Context, p *pendingCall, why string) error {
+func (l *loop) auditRefusal(ctx context.Context, p *pendingCall, why string) error {
 	rule := p.rule
 	if rule == ports.RuleStepTools {
 		if _, err := l.x.d.Catalog.Describe(ctx, ports.ToolQuery{RunID: l.sc.RunID, Step: l.step, Names: []string{p.ref.Name}}); err != nil {
@@ -394,9 +403,18 @@ func (l *loop) closeAbandoned(ctx context.Context) error {
 		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped and the model did not ask for it again", rec.ID, rec.Tool))
 	}
 	res := state.ToolCallResult{Error: "interrupted: the run stopped while this call was running, and the resumed model did not ask for it again"}
+	rcv := state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive,
+		Detail: "the resumed model did not ask for this call again"}
+	for _, i := range idxs {
+		rec := l.resume.record(i)
+		if err := l.audit(ctx, rec.ID, rec.Tool, rec.Arguments, res, rcv); err != nil {
+			return err
+		}
+	}
 	return l.save(ctx, func(s *state.StepState) {
 		for _, i := range idxs {
 			finishRecord(s, i, res)
+			settleRecord(s, i, rcv, nil)
 		}
 	})
 }

@@ -64,6 +64,8 @@ type harness struct {
 	previous *state.StepState
 	scope    ports.Scope
 	wfDir    string
+	settler  ports.Settler
+	audit    []ports.AuditRecord
 }
 
 func newHarness(t *testing.T, replies ...portstest.Reply) *harness {
@@ -121,6 +123,11 @@ func (h *harness) executor() *agent.Executor {
 		Templater: templater.New(),
 		Schemas:   schema.New(),
 		Clock:     portstest.NewFakeClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
+		Settler:   h.settler,
+		Audit: ports.AuditSinkFunc(func(_ context.Context, rec ports.AuditRecord) error {
+			h.audit = append(h.audit, rec)
+			return nil
+		}),
 	})
 	if err != nil {
 		h.t.Fatal(err)

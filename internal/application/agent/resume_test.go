@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -29,30 +30,41 @@ func crashed() *state.StepState {
 	}
 }
 
-func TestResume(t *testing.T) {
-	replay := []portstest.Reply{
-		// The model asks for the same calls again (ids differ: a new conversation).
+// askedAgain is the resumed model asking for the calls of crashed() again (ids differ: a new
+// conversation), then answering.
+func askedAgain() []portstest.Reply {
+	return []portstest.Reply{
 		portstest.Calls(11, call("read_file", `{"limit": 10, "path": "a"}`), call("write_file", `{"path":"b"}`)),
 		portstest.Calls(13, call("write_file", `{"path":"c"}`)),
 		portstest.Text("done"),
 	}
+}
+
+func TestResume(t *testing.T) {
+	replay := askedAgain()
 	tests := []struct {
 		name       string
 		idempotent bool
 		invoked    []string
 		third      state.ToolCallResult
 		content    string
+		outcome    string
+		recovery   state.Recovery
 	}{{
 		name:    "in-flight call not idempotent",
 		invoked: nil,
-		third:   state.ToolCallResult{Error: "interrupted; not re-run because not idempotent: the run stopped while this call was running, so it may or may not have taken effect; check before trying it again"},
-		content: "Error: interrupted; not re-run because not idempotent",
+		third: state.ToolCallResult{Approval: "non_interactive", Error: "outcome unknown: the run stopped while this call was running, " +
+			"so it may or may not have taken effect, and awf could not check; it was not run again: check before trying it again"},
+		content:  "Error: outcome unknown",
+		outcome:  state.OutcomeUnknown,
+		recovery: state.Recovery{Decision: "unknown", By: "non_interactive", Detail: "the tool declares no check and is not idempotent, and nobody could be asked"},
 	}, {
 		name:       "in-flight call idempotent",
 		idempotent: true,
 		invoked:    []string{"c"},
 		third:      state.ToolCallResult{Success: true, Output: "write_file:c", Approval: "auto"},
 		content:    "write_file:c",
+		recovery:   state.Recovery{Decision: "rerun", By: "idempotent"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,6 +100,9 @@ func TestResume(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.third, *third.Result); diff != "" {
 				t.Errorf("third result (-want +got):\n%s", diff)
+			}
+			if third.Outcome != tc.outcome || third.Recovery == nil || *third.Recovery != tc.recovery {
+				t.Errorf("third call: outcome %q, recovery %+v; want %q, %+v", third.Outcome, third.Recovery, tc.outcome, tc.recovery)
 			}
 			if s.ToolStats.TotalCalls != 3 {
 				t.Errorf("ToolStats = %+v, want the 2 of before plus the closed one", s.ToolStats)
@@ -133,5 +148,125 @@ func TestResumeWhenTheModelGoesAnotherWay(t *testing.T) {
 	}
 	if c := s.ToolCalls[2]; c.InFlight || c.Result == nil || !strings.Contains(c.Result.Error, "did not ask for it again") {
 		t.Errorf("abandoned in-flight call = %+v, want it closed as interrupted", c)
+	}
+}
+
+// checker is a tool.Checker whose check gives verdict, and which records the intent of a
+// call as {"path": its path}.
+type checker struct {
+	verdict tool.Verdict
+	checked []map[string]any
+}
+
+func (c *checker) Checks() bool { return true }
+
+func (c *checker) Intent(_ context.Context, call tool.Invocation) map[string]any {
+	return map[string]any{"path": call.Args["path"]}
+}
+
+func (c *checker) Check(_ context.Context, _ tool.Invocation, intent map[string]any) tool.Check {
+	c.checked = append(c.checked, intent)
+	return tool.Check{Verdict: c.verdict, Detail: "looked"}
+}
+
+// TestResumeSettlesTheCallInFlight: the call a crash cut off (not idempotent) is settled by
+// its tool's check when it has one, else by the person, else reported to the model as of
+// unknown outcome; it is run again only when the check or the person says so. The decision
+// is recorded in the state and the audit log.
+func TestResumeSettlesTheCallInFlight(t *testing.T) {
+	replay := askedAgain()
+	tests := []struct {
+		name     string
+		verdict  tool.Verdict // "" for a tool without a check
+		answer   ports.Settlement
+		askErr   error
+		ran      bool
+		success  bool
+		recovery state.Recovery
+		audit    string
+	}{
+		{name: "check: it took effect", verdict: tool.VerdictDone, success: true,
+			recovery: state.Recovery{Decision: "done", By: "check", Detail: "looked"}, audit: "ok"},
+		{name: "check: it did not", verdict: tool.VerdictNotDone, ran: true, success: true,
+			recovery: state.Recovery{Decision: "rerun", By: "check", Detail: "looked"}, audit: "unknown"},
+		{name: "check cannot tell, nobody to ask", verdict: tool.VerdictUnknown, askErr: ports.ErrNoApprover,
+			recovery: state.Recovery{Decision: "unknown", By: "non_interactive",
+				Detail: "its check could not tell: looked; the tool is not idempotent, and nobody could be asked"}, audit: "unknown"},
+		{name: "the person: run again", answer: ports.SettleRerun, ran: true, success: true,
+			recovery: state.Recovery{Decision: "rerun", By: "user"}, audit: "unknown"},
+		{name: "the person: skip", answer: ports.SettleSkip,
+			recovery: state.Recovery{Decision: "skip", By: "user"}, audit: "unknown"},
+		{name: "the person: it is done", answer: ports.SettleDone, success: true,
+			recovery: state.Recovery{Decision: "done", By: "user"}, audit: "ok"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, replay...)
+			prev := crashed()
+			prev.ToolCalls[2].Intent = map[string]any{"path": "c as intended"}
+			h.previous = prev
+			h.settler = settlerFunc(func(context.Context, ports.SettleRequest) (ports.Settlement, error) { return tc.answer, tc.askErr })
+			h.tool("read_file", tool.Annotations{ReadOnly: true}, ok("read_file"))
+			h.tool("write_file", tool.Annotations{}, ok("write_file"))
+			c := &checker{verdict: tc.verdict}
+			if tc.verdict != "" {
+				info := h.catalog["write_file"]
+				info.Checker = c
+				h.catalog["write_file"] = info
+			}
+			if _, err := h.run(step("read_file", "write_file")); err != nil {
+				t.Fatal(err)
+			}
+			if ran := len(h.tools.Requests()) == 1; ran != tc.ran {
+				t.Errorf("the cut-off call ran again: %v, want %v", ran, tc.ran)
+			}
+			if tc.verdict != "" && (len(c.checked) != 1 || c.checked[0]["path"] != "c as intended") {
+				t.Errorf("checks = %v, want one with the recorded intent", c.checked)
+			}
+			third := h.rec.state().ToolCalls[2]
+			if third.Result == nil || third.Result.Success != tc.success || third.InFlight {
+				t.Errorf("third call = %+v, want closed with success %v", third, tc.success)
+			}
+			if third.Recovery == nil || *third.Recovery != tc.recovery {
+				t.Errorf("recovery = %+v, want %+v", third.Recovery, tc.recovery)
+			}
+			wantOutcome := ""
+			if !tc.success {
+				wantOutcome = state.OutcomeUnknown
+			}
+			if third.Outcome != wantOutcome {
+				t.Errorf("outcome = %q, want %q", third.Outcome, wantOutcome)
+			}
+			if tc.ran && tc.verdict != "" && third.Intent["path"] != "c" {
+				t.Errorf("intent of the new run = %v, want the one recorded before it ran", third.Intent)
+			}
+			if len(h.audit) != 1 || h.audit[0].CallID != "call_3" || h.audit[0].Outcome != tc.audit ||
+				h.audit[0].Recovery == nil || *h.audit[0].Recovery != tc.recovery {
+				t.Errorf("audit = %+v, want one record closing call_3 with outcome %s and the decision", h.audit, tc.audit)
+			}
+		})
+	}
+}
+
+type settlerFunc func(context.Context, ports.SettleRequest) (ports.Settlement, error)
+
+func (f settlerFunc) Settle(ctx context.Context, req ports.SettleRequest) (ports.Settlement, error) {
+	return f(ctx, req)
+}
+
+// TestIntentRecordedBeforeTheCall: a tool with a check has its intent saved with the call's
+// in-flight record, before the call runs.
+func TestIntentRecordedBeforeTheCall(t *testing.T) {
+	h := newHarness(t, portstest.Calls(1, call("write_file", `{"path":"a.go"}`)), portstest.Text("done"))
+	h.tool("write_file", tool.Annotations{}, ok("write_file"))
+	info := h.catalog["write_file"]
+	info.Checker = &checker{}
+	h.catalog["write_file"] = info
+	if _, err := h.run(step("write_file")); err != nil {
+		t.Fatal(err)
+	}
+	first := h.rec.snapshots[0]
+	if len(first) != 1 || !first[0].InFlight || first[0].Intent["path"] != "a.go" {
+		t.Errorf("first save = %+v, want the call in flight with its intent", first)
 	}
 }

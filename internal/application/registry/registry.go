@@ -345,6 +345,9 @@ func (r *Registry) Describe(_ context.Context, q ports.ToolQuery) ([]ports.ToolI
 		if s, ok := e.Tool.(tool.Summarizer); ok {
 			info.Meta = s.Meta
 		}
+		if c, ok := e.Tool.(tool.Checker); ok && c.Checks() {
+			info.Checker = c
+		}
 		out = append(out, info)
 	}
 	return out, nil

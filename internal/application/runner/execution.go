@@ -241,13 +241,13 @@ func (e *execution) finish(ctx context.Context, err error) error {
 	if err != nil {
 		e.st.Error = err.Error()
 	}
-	started := e.st.StartedAt
+	active := e.st.Duration()
 	saveErr := e.saveLocked(ctx)
 	e.mu.Unlock()
 	if err == nil {
 		err = saveErr
 	}
-	ev := ports.Event{Kind: ports.RunFinished, Status: string(status), Duration: now.Sub(started)}
+	ev := ports.Event{Kind: ports.RunFinished, Status: string(status), Duration: active}
 	if err != nil {
 		ev.Message = err.Error()
 	}

@@ -120,7 +120,7 @@ func TestResumeRefuses(t *testing.T) {
 		id   string
 		want string
 	}{
-		{id: "id-1", want: "run id-1 already completed"},
+		{id: "id-1", want: "run id-1 already completed: nothing to resume"},
 		{id: "id-9", want: `resume id-9: no run "id-9" in memory`},
 	}
 	for _, tc := range tests {

@@ -146,7 +146,7 @@ func (r *Runner) Resume(ctx context.Context, runID string) (*state.RunState, err
 		return nil, fmt.Errorf("resume %s: %w", runID, err)
 	}
 	if st.Status == state.Completed {
-		return st, fault.New(fault.Usage, "run %s already completed", runID)
+		return st, fault.New(fault.Usage, "run %s already completed: nothing to resume", runID)
 	}
 	wf, err := r.load(st.WorkflowFile)
 	if err != nil {
@@ -194,6 +194,7 @@ func (r *Runner) run(ctx context.Context, req Request, id string, lineage []stri
 
 func (r *Runner) resume(ctx context.Context, st *state.RunState, wf *workflow.Workflow, lineage []string) (*state.RunState, error) {
 	st.Resumed++
+	st.StartSegment(r.d.Clock.Now())
 	st.Status = state.Running
 	st.Error = ""
 	st.Output = ""

@@ -10,9 +10,6 @@ import (
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
-// subRunVar is the step var naming the child run of a workflow step.
-const subRunVar = "sub_run"
-
 // subWorkflow runs a workflow step: it loads the file (relative to the calling workflow's
 // directory), renders and coerces the inputs, and runs the workflow as a child run with its
 // own state, whose output becomes the step's output. The child's id is recorded in the step's
@@ -47,12 +44,12 @@ func (e *execution) subWorkflow(ctx context.Context, sr *stepRun, attempt int) (
 		return StepOutcome{}, err
 	}
 	id := e.r.d.NewID()
-	vars := map[string]string{subRunVar: id}
+	vars := map[string]string{state.SubRunVar: id}
 	_ = sr.save(ctx, func(s *state.StepState) {
 		if s.Vars == nil {
 			s.Vars = map[string]string{}
 		}
-		s.Vars[subRunVar] = id
+		s.Vars[state.SubRunVar] = id
 	})
 	sub, err := e.r.run(ctx, Request{Workflow: child, Inputs: inputs, WorkDir: e.st.WorkDir, Parent: e.st.ID}, id, e.lineage)
 	return subOutcome(child, sub, vars, err)
@@ -60,19 +57,19 @@ func (e *execution) subWorkflow(ctx context.Context, sr *stepRun, attempt int) (
 
 // previousSubRun returns the unfinished or completed child run a resumed step left, or nil.
 func (e *execution) previousSubRun(ctx context.Context, sr *stepRun, attempt int) *state.RunState {
-	if attempt > 1 || sr.prev == nil || sr.prev.Vars[subRunVar] == "" {
+	if attempt > 1 || sr.prev == nil || sr.prev.Vars[state.SubRunVar] == "" {
 		return nil
 	}
-	sub, err := e.r.d.Store.Load(ctx, sr.prev.Vars[subRunVar])
+	sub, err := e.r.d.Store.Load(ctx, sr.prev.Vars[state.SubRunVar])
 	if err != nil {
-		sr.log.Warn("previous sub-run not found, starting a new one", "sub_run", sr.prev.Vars[subRunVar], "err", err)
+		sr.log.Warn("previous sub-run not found, starting a new one", "sub_run", sr.prev.Vars[state.SubRunVar], "err", err)
 		return nil
 	}
 	return sub
 }
 
 func (e *execution) continueSubRun(ctx context.Context, sub *state.RunState, child *workflow.Workflow) (StepOutcome, error) {
-	vars := map[string]string{subRunVar: sub.ID}
+	vars := map[string]string{state.SubRunVar: sub.ID}
 	if sub.Status == state.Completed {
 		return StepOutcome{Output: sub.Output, Vars: vars}, nil
 	}

@@ -39,6 +39,36 @@ type ToolInfo struct {
 	// Meta summarises a call for people ("read src/main.go"); nil when the tool has no
 	// summary.
 	Meta func(args map[string]any) string
+	// Checker settles a call of this tool that a crash cut off (see tool.Checker); nil when
+	// the tool declares no check.
+	Checker tool.Checker
+}
+
+// Settlement is a person's decision about a call a crash cut off.
+type Settlement string
+
+// Settlements.
+const (
+	SettleRerun Settlement = "rerun" // run it again
+	SettleSkip  Settlement = "skip"  // do not run it; tell the model it was skipped
+	SettleDone  Settlement = "done"  // it took effect: do not run it; tell the model it succeeded
+)
+
+// Settler asks the person at the terminal what to do with a call a crash cut off, when its
+// tool has no check that could tell. It returns ErrNoApprover without blocking when nobody can
+// be asked. Implementations serialise their prompts and must be safe for concurrent use.
+type Settler interface {
+	Settle(ctx context.Context, req SettleRequest) (Settlement, error)
+}
+
+// SettleRequest is what the person is shown.
+type SettleRequest struct {
+	RunID  string
+	Step   string
+	CallID string
+	Tool   string
+	Meta   string
+	Args   map[string]any
 }
 
 // ErrAbortStep marks a tool invocation error that must end the agent step instead of going

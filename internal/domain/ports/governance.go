@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -168,6 +169,9 @@ const (
 	// its result is known: a call that awf died in (or that is still running) is then in the
 	// log. The call's completion record follows it; readers fold the two (audit.Fold).
 	OutcomeStarted = "started"
+	// OutcomeUnknown closes the started record of a call a crash cut off whose effect nobody
+	// established; the record's recovery says what resume decided.
+	OutcomeUnknown = "unknown"
 )
 
 // Decisions of the approval and sandbox parts of an audit record.
@@ -218,6 +222,9 @@ type AuditRecord struct {
 	DurationMs int64      `json:"duration_ms"`
 	OutputSize int        `json:"output_size"`
 	Truncated  bool       `json:"truncated,omitempty"`
+	// Recovery is set on the record resume writes for a call a crash cut off: what was
+	// decided (state.Recovery*), by whom and why.
+	Recovery *state.Recovery `json:"recovery,omitempty"`
 	// Secrets are values to mask wherever they appear in the record (the values of the
 	// environment variables the policy marks secret). They are never written.
 	Secrets []string `json:"-"`

@@ -61,6 +61,10 @@ type RunSummary struct {
 	FinishedAt *time.Time   `json:"finished_at,omitempty"`
 	Error      string       `json:"error,omitempty"`
 	StateFile  string       `json:"state_file"`
+	// Parent is the run that started this one as a sub-workflow.
+	Parent string `json:"parent,omitempty"`
+	// DurationMs is the run's active time (state.RunState.Duration).
+	DurationMs int64 `json:"duration_ms"`
 }
 
 // WorkflowLoader loads and validates a workflow file (for sub-workflows and resume). On a

@@ -20,26 +20,83 @@ const (
 // Done reports whether a step in this status need not run again on resume.
 func (s Status) Done() bool { return s == Completed || s == Skipped }
 
+// Ended reports whether a run in this status has ended (for now: a failed or interrupted run
+// can be resumed).
+func (s Status) Ended() bool { return s == Completed || s == Failed || s == Interrupted }
+
 // RunState is one run, as written to .awf/runs/<id>.yaml.
 type RunState struct {
-	ID           string                `yaml:"id" json:"run_id"`
-	Workflow     string                `yaml:"workflow" json:"workflow"`
-	WorkflowFile string                `yaml:"workflow_file" json:"workflow_file"`
-	Status       Status                `yaml:"status" json:"status"`
-	Inputs       map[string]any        `yaml:"inputs" json:"inputs"`
-	StartedAt    time.Time             `yaml:"started_at" json:"started_at"`
-	UpdatedAt    time.Time             `yaml:"updated_at" json:"updated_at"`
-	FinishedAt   *time.Time            `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
-	Error        string                `yaml:"error,omitempty" json:"error,omitempty"`
-	Output       string                `yaml:"output,omitempty" json:"output,omitempty"`
-	Resumed      int                   `yaml:"resumed,omitempty" json:"resumed,omitempty"`
-	Parent       string                `yaml:"parent,omitempty" json:"parent,omitempty"`
-	States       map[string]*StepState `yaml:"states" json:"states"`
+	ID           string         `yaml:"id" json:"run_id"`
+	Workflow     string         `yaml:"workflow" json:"workflow"`
+	WorkflowFile string         `yaml:"workflow_file" json:"workflow_file"`
+	Status       Status         `yaml:"status" json:"status"`
+	Inputs       map[string]any `yaml:"inputs" json:"inputs"`
+	StartedAt    time.Time      `yaml:"started_at" json:"started_at"`
+	UpdatedAt    time.Time      `yaml:"updated_at" json:"updated_at"`
+	FinishedAt   *time.Time     `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
+	Error        string         `yaml:"error,omitempty" json:"error,omitempty"`
+	Output       string         `yaml:"output,omitempty" json:"output,omitempty"`
+	Resumed      int            `yaml:"resumed,omitempty" json:"resumed,omitempty"`
+	Parent       string         `yaml:"parent,omitempty" json:"parent,omitempty"`
+	// Segments are the runs of a process on this run, once it has been resumed: the time
+	// between them (the run waiting to be resumed) is not part of its duration. A run never
+	// resumed has none: it ran from StartedAt to FinishedAt.
+	Segments []Segment             `yaml:"segments,omitempty" json:"segments,omitempty"`
+	States   map[string]*StepState `yaml:"states" json:"states"`
 	// WorkDir is the directory shell steps ran in, kept so that a resumed run runs where the
 	// original did. Empty means the process's current directory.
 	WorkDir string `yaml:"work_dir,omitempty" json:"work_dir,omitempty"`
 	// Order lists step names in the order they started, so readers see the run's sequence.
 	Order []string `yaml:"order" json:"order"`
+}
+
+// Segment is one process's run on a run: from StartedAt to EndedAt; the last segment of a run
+// ends at the run's FinishedAt (or, while it runs, its UpdatedAt) and has no EndedAt.
+type Segment struct {
+	StartedAt time.Time  `yaml:"started_at" json:"started_at"`
+	EndedAt   *time.Time `yaml:"ended_at,omitempty" json:"ended_at,omitempty"`
+}
+
+// StartSegment records that a process resumes the run at now: the segment before ended at
+// FinishedAt or, when the process of that segment died, at the last save (UpdatedAt).
+func (r *RunState) StartSegment(now time.Time) {
+	end := r.lastTime()
+	if len(r.Segments) == 0 {
+		r.Segments = []Segment{{StartedAt: r.StartedAt}}
+	}
+	r.Segments[len(r.Segments)-1].EndedAt = &end
+	r.Segments = append(r.Segments, Segment{StartedAt: now})
+}
+
+// Duration is the time processes spent on the run, without the time it waited to be resumed:
+// up to FinishedAt, or up to the last save (UpdatedAt) for a run that has not finished.
+func (r *RunState) Duration() time.Duration {
+	return ActiveTime(r.StartedAt, r.lastTime(), r.Segments)
+}
+
+// lastTime is when the run's current (last) segment ended, or its last save.
+func (r *RunState) lastTime() time.Time {
+	if r.FinishedAt != nil {
+		return *r.FinishedAt
+	}
+	return r.UpdatedAt
+}
+
+// ActiveTime is the duration of a run that started at started, was last active at last and
+// ran in segments (none: one segment from started to last).
+func ActiveTime(started, last time.Time, segments []Segment) time.Duration {
+	if len(segments) == 0 {
+		return max(last.Sub(started), 0)
+	}
+	var d time.Duration
+	for _, s := range segments {
+		end := last
+		if s.EndedAt != nil {
+			end = *s.EndedAt
+		}
+		d += max(end.Sub(s.StartedAt), 0)
+	}
+	return d
 }
 
 // Step returns the named step's state, creating it (pending) if absent.
@@ -83,6 +140,10 @@ type StepState struct {
 // record such calls this way).
 const RawArgsKey = "_raw"
 
+// SubRunVar is the step var in which a workflow step records the id of the child run it
+// started, so that resume continues that run and readers can follow it.
+const SubRunVar = "sub_run"
+
 // ToolCallRecord is one tool call of a step, as seed 002 shows it.
 type ToolCallRecord struct {
 	ID        string          `yaml:"id" json:"id"`
@@ -91,7 +152,41 @@ type ToolCallRecord struct {
 	Result    *ToolCallResult `yaml:"result,omitempty" json:"result,omitempty"`
 	// InFlight is true while the call runs; a crash leaves it true for resume to report.
 	InFlight bool `yaml:"in_flight,omitempty" json:"in_flight,omitempty"`
+	// Intent is what the tool's check needs to know of the call, recorded before it runs
+	// (write_file: the digest of the content it meant to write); see tool.Checker.
+	Intent map[string]any `yaml:"intent,omitempty" json:"intent,omitempty"`
+	// Outcome is OutcomeUnknown for a call a crash cut off whose effect nobody established.
+	Outcome string `yaml:"outcome,omitempty" json:"outcome,omitempty"`
+	// Recovery says what resume decided about a call a crash cut off, and who decided.
+	Recovery *Recovery `yaml:"recovery,omitempty" json:"recovery,omitempty"`
 }
+
+// OutcomeUnknown is ToolCallRecord.Outcome for a call cut off by a crash whose effect is
+// not known: it was neither checked nor run again, and the model was told so.
+const OutcomeUnknown = "unknown"
+
+// Recovery is what resume decided about a call a crash left in flight.
+type Recovery struct {
+	// Decision is one of the Recovery* decisions.
+	Decision string `yaml:"decision" json:"decision"`
+	// By is who decided: RecoveredByCheck, ByUser, ByIdempotent or ByNonInteractive.
+	By string `yaml:"by" json:"by"`
+	// Detail is what the check saw, or why nothing could decide.
+	Detail string `yaml:"detail,omitempty" json:"detail,omitempty"`
+}
+
+// Recovery decisions and deciders.
+const (
+	RecoveryDone    = "done"    // the call took effect (its check says so, or the person): not run again
+	RecoveryRerun   = "rerun"   // run again: its check says it did not take effect, it is idempotent, or the person chose to
+	RecoverySkip    = "skip"    // not run again; the model is told it was skipped (the person chose)
+	RecoveryUnknown = "unknown" // not run again; the model is told the outcome is unknown
+
+	RecoveredByCheck          = "check"
+	RecoveredByUser           = "user"
+	RecoveredByIdempotent     = "idempotent"
+	RecoveredByNonInteractive = "non_interactive"
+)
 
 // ToolCallResult is the outcome of one call.
 type ToolCallResult struct {

@@ -12,10 +12,13 @@ const (
 // ToolSpec is an entry of a workflow's tools: list: a (restricted) built-in, a custom command
 // template, or a tool from a library (use:).
 type ToolSpec struct {
-	Name         string
-	Builtin      bool
-	Description  string
-	Command      string // custom command template; {{args.x}} binds parameter x
+	Name        string
+	Builtin     bool
+	Description string
+	Command     string // custom command template; {{args.x}} binds parameter x
+	// Verify is a command template, bound like Command, that tells whether a call a crash
+	// cut off took effect: exit 0 yes, exit 1 no, anything else cannot tell.
+	Verify       string
 	Parameters   []Param
 	Approval     string // auto | prompt | deny; empty means the workflow default
 	Restrictions *Restrictions

@@ -236,6 +236,10 @@ func (v *validator) toolKind(path string, t ToolSpec) {
 	if len(t.Parameters) > 0 && t.Command == "" {
 		v.errorf(path+".parameters", t.Pos, "", "tool %q has parameters but no command to use them", t.Name)
 	}
+	if t.Verify != "" && t.Command == "" {
+		v.errorf(path+".verify", t.Pos, "", "tool %q has verify but no command: verify checks a command tool's calls "+
+			"(built-in tools bring their own checks)", t.Name)
+	}
 }
 
 func (v *validator) params(path string, t ToolSpec) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -17,11 +18,14 @@ import (
 
 // Filter selects records; empty fields select everything.
 type Filter struct {
+	// RunID selects the runs whose id starts with it (a whole id, or the start `awf audit`
+	// shows).
 	RunID string
 	Tool  string
 	// Decision is allow or deny: whether the call was refused (outcome denied) or not.
 	Decision string
-	// Outcome is ok, error, denied, timeout or started (a call that has not ended).
+	// Outcome is ok, error, denied, timeout, unknown (a call a crash cut off, settled on
+	// resume) or started (a call that has not ended).
 	Outcome string
 	// Since keeps records at or after this time.
 	Since time.Time
@@ -36,7 +40,7 @@ func (f Filter) Match(rec ports.AuditRecord) bool {
 // from its completion: both records of a call have the same time, run and tool.
 func (f Filter) matchCall(rec ports.AuditRecord) bool {
 	switch {
-	case f.RunID != "" && rec.RunID != f.RunID:
+	case f.RunID != "" && !strings.HasPrefix(rec.RunID, f.RunID):
 		return false
 	case f.Tool != "" && rec.Tool != f.Tool:
 		return false

@@ -20,7 +20,7 @@ var (
 	ruleKeys   = []string{"tool", "when", "decision"}
 	toolKeys   = []string{
 		"name", "builtin", "description", "command", "parameters", "approval", "restrictions",
-		"use", "max_calls", "idempotent", "read_only", "cache", "timeout",
+		"use", "max_calls", "idempotent", "read_only", "cache", "timeout", "verify",
 	}
 	paramKeys       = []string{"name", "type", "description", "required", "default", "enum"}
 	restrictionKeys = []string{"paths", "commands", "hosts", "exec"}
@@ -109,7 +109,7 @@ func (d *decoder) tools(o *object) []workflow.ToolSpec {
 		t.checkKeys(describeNamed("tool", name), toolKeys)
 		spec := workflow.ToolSpec{
 			Name: name, Builtin: t.boolean("builtin"), Description: t.str("description"),
-			Command: t.str("command"), Approval: t.str("approval"), Use: t.str("use"),
+			Command: t.str("command"), Verify: t.str("verify"), Approval: t.str("approval"), Use: t.str("use"),
 			MaxCalls: t.integer("max_calls"), Idempotent: t.boolean("idempotent"),
 			ReadOnly: t.boolean("read_only"), Cache: t.boolean("cache"),
 			Timeout: t.duration("timeout"), Pos: t.pos,

@@ -127,6 +127,8 @@ func formatString(s string, col int, blockOK bool) string {
 		return s
 	case quotedStyle:
 		return strconv.Quote(s)
+	case binaryStyle:
+		return binaryScalar(s)
 	}
 	header := "|-"
 	switch {

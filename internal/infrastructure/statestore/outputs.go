@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -80,15 +79,13 @@ type externalizer struct {
 
 // seenTexts are the outputs of a step's tool calls and the contents of its messages, by
 // position, that were last found to stay in the state file. A Save looks at every one of
-// them: comparing a string with itself is free, checking that it is valid UTF-8 is a pass
-// over it, so a Save does not check the texts of every earlier tool call again.
+// them: comparing a string with itself is free.
 type seenTexts struct{ outputs, contents []string }
 
-// large reports whether an output goes to a file: above the threshold, or not valid UTF-8
-// (YAML cannot hold such text exactly). Validity is checked only below the threshold, so the
-// cost of a Save does not grow with the size of outputs already written.
+// large reports whether an output goes to a file: above the threshold. Output that is not
+// valid UTF-8 stays in the state file below it, as !!binary (see stringStyle).
 func (x *externalizer) large(s string) bool {
-	return len(s) > x.threshold || !utf8.ValidString(s)
+	return len(s) > x.threshold
 }
 
 // stays reports whether the text at position i of a list, whose texts found to stay last

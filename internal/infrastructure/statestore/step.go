@@ -311,6 +311,10 @@ func saveCall(c state.ToolCallRecord) savedCall {
 		r := *c.Result
 		sc.rec.Result = &r
 	}
+	if c.Recovery != nil {
+		r := *c.Recovery
+		sc.rec.Recovery = &r
+	}
 	for k, v := range c.Arguments {
 		sc.keys = append(sc.keys, k)
 		sc.values = append(sc.values, deepCopy(v))
@@ -323,7 +327,7 @@ func saveCall(c state.ToolCallRecord) savedCall {
 // checks that it notices a change in any field.
 func sameCall(saved *savedCall, c *state.ToolCallRecord) bool {
 	a := &saved.rec
-	if a.ID != c.ID || a.Tool != c.Tool || a.InFlight != c.InFlight {
+	if a.ID != c.ID || a.Tool != c.Tool || a.InFlight != c.InFlight || !sameRecovery(a, c) {
 		return false
 	}
 	if a.Result == nil || c.Result == nil {
@@ -356,7 +360,17 @@ func sameCallIdentity(saved *savedCall, c *state.ToolCallRecord) bool {
 	if saved.result != c.Result && (a.Result == nil || c.Result == nil || *a.Result != *c.Result) {
 		return false
 	}
-	return saved.args == mapPointer(c.Arguments) && a.ID == c.ID && a.Tool == c.Tool && a.InFlight == c.InFlight
+	return saved.args == mapPointer(c.Arguments) && a.ID == c.ID && a.Tool == c.Tool && a.InFlight == c.InFlight &&
+		sameRecovery(a, c)
+}
+
+// sameRecovery compares what a record says about a call a crash cut off: its outcome, what
+// resume decided, and its intent (by identity: a record's intent is replaced, never changed).
+func sameRecovery(a, c *state.ToolCallRecord) bool {
+	if a.Outcome != c.Outcome || mapPointer(a.Intent) != mapPointer(c.Intent) || (a.Recovery == nil) != (c.Recovery == nil) {
+		return false
+	}
+	return a.Recovery == nil || *a.Recovery == *c.Recovery
 }
 
 // mapPointer returns what identifies a map: two map values are the same map when it is equal.

@@ -379,12 +379,15 @@ func sizeOf(path string) int64 {
 
 // summaryDoc is the part of a state file that List reads.
 type summaryDoc struct {
-	ID         string       `yaml:"id"`
-	Workflow   string       `yaml:"workflow"`
-	Status     state.Status `yaml:"status"`
-	StartedAt  time.Time    `yaml:"started_at"`
-	FinishedAt *time.Time   `yaml:"finished_at"`
-	Error      string       `yaml:"error"`
+	ID         string          `yaml:"id"`
+	Workflow   string          `yaml:"workflow"`
+	Status     state.Status    `yaml:"status"`
+	StartedAt  time.Time       `yaml:"started_at"`
+	UpdatedAt  time.Time       `yaml:"updated_at"`
+	FinishedAt *time.Time      `yaml:"finished_at"`
+	Error      string          `yaml:"error"`
+	Parent     string          `yaml:"parent"`
+	Segments   []state.Segment `yaml:"segments"`
 }
 
 // List returns a summary of every run, newest first by StartedAt (ties by id). It reads state
@@ -435,6 +438,9 @@ func (s *Store) summary(id string) ports.RunSummary {
 	default:
 		sum.Workflow, sum.Status, sum.Error = doc.Workflow, doc.Status, doc.Error
 		sum.StartedAt, sum.FinishedAt = doc.StartedAt, doc.FinishedAt
+		sum.Parent = doc.Parent
+		run := state.RunState{StartedAt: doc.StartedAt, UpdatedAt: doc.UpdatedAt, FinishedAt: doc.FinishedAt, Segments: doc.Segments}
+		sum.DurationMs = run.Duration().Milliseconds()
 	}
 	return sum
 }

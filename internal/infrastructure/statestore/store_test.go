@@ -373,9 +373,14 @@ func TestListReadsOnlyTheHead(t *testing.T) {
 	s := newStore(t, dir, WithOutputThreshold(100))
 	end := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
 	run := &state.RunState{
-		ID: "r", Workflow: "w", Status: state.Failed, Error: "boom", StartedAt: end.Add(-time.Hour), FinishedAt: &end,
-		Inputs: map[string]any{"long": strings.Repeat("x", 10000)}, Output: "a\nstates: fake\n",
+		ID: "r", Workflow: "w", Status: state.Failed, Error: "boom", StartedAt: end.Add(-time.Hour),
+		Inputs: map[string]any{"long": strings.Repeat("x", 10000)}, Output: "a\nstates: fake\n", Parent: "p",
+		UpdatedAt: end.Add(-55 * time.Minute),
 	}
+	run.StartSegment(end.Add(-50 * time.Minute)) // the first process died 5 minutes in
+	run.UpdatedAt = end.Add(-40 * time.Minute)
+	run.StartSegment(end.Add(-10 * time.Minute)) // ran 10 minutes, then waited 30
+	run.UpdatedAt, run.FinishedAt = end, &end
 	run.Step("big").Output = strings.Repeat("big\n", 100)
 	if err := s.Save(ctx, run); err != nil {
 		t.Fatal(err)
@@ -385,7 +390,7 @@ func TestListReadsOnlyTheHead(t *testing.T) {
 		t.Fatal(err)
 	}
 	head, _, found := strings.Cut(string(data), "\n"+statesKey)
-	for _, key := range []string{"id:", "workflow:", "status:", "started_at:", "finished_at:", "error:"} {
+	for _, key := range []string{"id:", "workflow:", "status:", "started_at:", "updated_at:", "finished_at:", "error:", "parent:", "segments:"} {
 		if !found || !strings.HasPrefix(head, key) && !strings.Contains(head, "\n"+key) {
 			t.Errorf("%s is not written before %s: List would miss it", key, statesKey)
 		}
@@ -397,7 +402,8 @@ func TestListReadsOnlyTheHead(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("List() = %+v, %v; want one run", list, err)
 	}
-	want := ports.RunSummary{ID: "r", Workflow: "w", Status: state.Failed, StartedAt: run.StartedAt, FinishedAt: &end, Error: "boom", StateFile: s.Path("r")}
+	want := ports.RunSummary{ID: "r", Workflow: "w", Status: state.Failed, StartedAt: run.StartedAt, FinishedAt: &end, Error: "boom", StateFile: s.Path("r"),
+		Parent: "p", DurationMs: (25 * time.Minute).Milliseconds()}
 	if d := cmp.Diff(want, list[0]); d != "" {
 		t.Errorf("List()[0] (-want +got):\n%s", d)
 	}

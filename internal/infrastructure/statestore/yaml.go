@@ -1,6 +1,7 @@
 package statestore
 
 import (
+	"encoding/base64"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,29 +33,34 @@ func encodeYAML(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ast.Walk(&fixer{}, node)
+	ast.Walk(&fixer{done: map[*ast.StringNode]bool{}}, node)
 	return node.String() + "\n", nil
 }
 
-// fixer sets the style of every string node and the spelling of every float node.
-type fixer struct{}
+// fixer sets the style of every string node and the spelling of every float node. Keys are
+// visited twice, first as keys: done holds the string nodes styled.
+type fixer struct{ done map[*ast.StringNode]bool }
 
 func (f *fixer) Visit(node ast.Node) ast.Visitor {
 	switch n := node.(type) {
 	case *ast.MappingValueNode:
-		if key, ok := n.Key.(*ast.StringNode); ok {
+		if key, ok := n.Key.(*ast.StringNode); ok && !f.done[key] {
 			setStyle(key, false)
+			f.done[key] = true
 		}
 	case *ast.StringNode:
-		setStyle(n, true)
+		if !f.done[n] {
+			setStyle(n, true)
+			f.done[n] = true
+		}
 	case *ast.FloatNode:
 		n.Token.Value = floatWithPoint(n.Token.Value)
 	}
 	return f
 }
 
-// setStyle recovers the string go-yaml encoded in n and sets how it is printed. Nodes that
-// already carry a quoted token type were styled before (keys are visited twice).
+// setStyle recovers the string go-yaml encoded in n and sets how it is printed, unless
+// go-yaml gave it a quoted token type.
 func setStyle(n *ast.StringNode, blockOK bool) {
 	if n.Token.Type == token.DoubleQuoteType || n.Token.Type == token.SingleQuoteType {
 		return
@@ -69,8 +75,13 @@ func setStyle(n *ast.StringNode, blockOK bool) {
 	}
 	n.Value = s
 	n.Token.Value = s
-	if stringStyle(s, blockOK) == quotedStyle {
+	switch stringStyle(s, blockOK) {
+	case quotedStyle:
 		n.Token.Type = token.DoubleQuoteType
+	case binaryStyle:
+		n.Value = binaryScalar(s)
+		n.Token.Value = n.Value
+		n.Token.Type = token.StringType
 	}
 }
 
@@ -82,12 +93,22 @@ const (
 	plainStyle style = iota
 	quotedStyle
 	literalStyle
+	binaryStyle
 )
 
-// stringStyle chooses how s is written: a literal block when blockOK and literalSafe, plain
-// when plainSafe, double quotes otherwise. Keys are never blocks.
+// stringStyle chooses how s is written: base64 tagged !!binary when s is not valid UTF-8, a
+// literal block when blockOK and literalSafe, plain when plainSafe, double quotes otherwise.
+// Keys are never blocks.
+//
+// YAML holds only Unicode text: a double-quoted "\xff" is the character U+00FF, not the byte,
+// so bytes that are not UTF-8 (a tool's binary output, a program's stderr in Latin-1) would
+// come back changed. !!binary is YAML's own tag for bytes: go-yaml reads it back into a string
+// field as the exact bytes, PyYAML and yq as bytes, and the tag says to a reader of the file
+// that the value is not text.
 func stringStyle(s string, blockOK bool) style {
 	switch {
+	case !utf8.ValidString(s):
+		return binaryStyle
 	case strings.ContainsAny(s, "\r\n"):
 		if blockOK && literalSafe(s) {
 			return literalStyle
@@ -194,6 +215,11 @@ func literalSafe(s string) bool {
 	return first != "" && first[0] != ' ' && first[0] != '\t' && !strings.HasSuffix(last, " ")
 }
 
+// binaryScalar writes bytes as a YAML !!binary scalar: standard base64 on one line.
+func binaryScalar(s string) string {
+	return "!!binary " + base64.StdEncoding.EncodeToString([]byte(s))
+}
+
 // floatWithPoint turns "1e+20" into "1.0e+20": YAML 1.1 readers, go-yaml's included, take an
 // exponent without a decimal point for a string.
 func floatWithPoint(v string) string {
@@ -240,9 +266,12 @@ func decodeRun(data []byte) (*state.RunState, int64, error) {
 }
 
 // normalize gives a decoded dynamic value the types a JSON-like value has in memory:
-// go-yaml reads integers as uint64 or int64, and awf code expects int.
+// go-yaml reads integers as uint64 or int64, and awf code expects int; it reads !!binary
+// into an any as []byte, and the value was a string that was not valid UTF-8.
 func normalize(v any) any {
 	switch x := v.(type) {
+	case []byte:
+		return string(x)
 	case uint64:
 		if x <= math.MaxInt {
 			return int(x)

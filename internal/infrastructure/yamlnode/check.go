@@ -2,6 +2,7 @@ package yamlnode
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -18,11 +19,15 @@ func aliasError(line, col int) *LimitError {
 		"aliases expand to more than %d nodes; awf refuses YAML that grows this much when read (use fewer nested anchors)", MaxAliasNodes)}
 }
 
-// Check is what every reader of YAML in awf calls before it parses: the document is no
-// deeper than MaxDepth and its aliases expand to at most MaxAliasNodes; otherwise the error is a
-// *LimitError. A document without aliases is only scanned; one with aliases is parsed once
+// Check is what every reader of YAML in awf calls before it parses: the document is UTF-8
+// (the parser would replace a bad byte with U+FFFD without a word, changing what the file
+// says), no deeper than MaxDepth, and its aliases expand to at most MaxAliasNodes; otherwise
+// the error is a *LimitError. A document without aliases is only scanned; one with aliases is parsed once
 // more to count what they expand to.
 func Check(data []byte) error {
+	if err := checkUTF8(data); err != nil {
+		return err
+	}
 	aliases, err := scanDepth(data)
 	if err != nil || !aliases {
 		return err
@@ -37,6 +42,27 @@ func Check(data []byte) error {
 		if c.err != nil {
 			return c.err
 		}
+	}
+	return nil
+}
+
+// checkUTF8 returns a *LimitError at the first byte that is not UTF-8.
+func checkUTF8(data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	line, start := 1, 0
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			col := utf8.RuneCount(data[start:i]) + 1
+			return &LimitError{Line: line, Column: col, Msg: fmt.Sprintf(
+				"byte 0x%02x is not UTF-8; awf reads YAML as UTF-8 only (re-save the file as UTF-8)", data[i])}
+		}
+		if r == '\n' {
+			line, start = line+1, i+1
+		}
+		i += size
 	}
 	return nil
 }

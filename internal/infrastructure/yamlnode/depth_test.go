@@ -162,3 +162,14 @@ func TestCheckAcceptsOrdinaryAnchors(t *testing.T) {
 		t.Fatalf("Check: %v", err)
 	}
 }
+
+func TestCheckRefusesBytesThatAreNotUTF8(t *testing.T) {
+	err := Check([]byte("name: caf\xc3\xa9\nsteps:\n  - name: \"\xe9t\xe9\"\n"))
+	var le *LimitError
+	if !errors.As(err, &le) || le.Line != 3 || le.Column != 12 || !strings.Contains(le.Msg, "0xe9") {
+		t.Fatalf("Check = %v, want line 3, column 12, byte 0xe9", err)
+	}
+	if err := Check([]byte("name: caf\xc3\xa9 \xf0\x9f\x98\x80\n")); err != nil {
+		t.Fatalf("Check of valid UTF-8: %v", err)
+	}
+}

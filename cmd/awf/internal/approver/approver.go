@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/ports"
 )
 
@@ -62,6 +63,52 @@ func New(ios *iostreams.IOStreams, opt Options) *Terminal {
 // when req.Timeout passes, ctx's error when ctx ends first, and an error when standard input
 // closes or fails (every later call then fails the same way without waiting).
 func (t *Terminal) Approve(ctx context.Context, req ports.ApprovalRequest) (ports.Answer, error) {
+	question := fmt.Sprintf("  Allow? [y]es / [n]o / [a]lways for this exact call in this run%s: ", timeoutNote(req.Timeout))
+	answer, err := t.ask(ctx, Describe(req), question, "y, n or a", req.Timeout, func(s string) (string, bool) {
+		a, ok := parse(s)
+		return string(a), ok
+	})
+	return ports.Answer(answer), err
+}
+
+var _ ports.Settler = (*Terminal)(nil)
+
+// Settle shows a call a crash cut off and asks what to do with it: r or rerun (run it again),
+// s or skip (do not; the model is told), d or done (it took effect; the model is told it
+// succeeded). An empty line is not an answer: running again or not must be chosen. It
+// returns ports.ErrNoApprover at once when nobody can be asked.
+func (t *Terminal) Settle(ctx context.Context, req ports.SettleRequest) (ports.Settlement, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n? a tool call was running when the run stopped: %s", clean(req.Tool, 80))
+	if req.Step != "" {
+		fmt.Fprintf(&b, " (step %s, call %s)", clean(req.Step, 80), clean(req.CallID, 80))
+	}
+	b.WriteString("\n  Nobody knows whether it took effect, and the tool has no check that could tell.\n")
+	if req.Meta != "" {
+		fmt.Fprintf(&b, "  what:   %s\n", clean(req.Meta, MaxValue))
+	}
+	if len(req.Args) > 0 {
+		b.WriteString("  arguments:\n")
+		writeMap(&b, req.Args, "    ")
+	}
+	answer, err := t.ask(ctx, b.String(), "  [r]un it again / [s]kip it / mark it [d]one: ", "r, s or d", 0, func(s string) (string, bool) {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "r", "rerun", "run":
+			return string(ports.SettleRerun), true
+		case "s", "skip":
+			return string(ports.SettleSkip), true
+		case "d", "done":
+			return string(ports.SettleDone), true
+		}
+		return "", false
+	})
+	return ports.Settlement(answer), err
+}
+
+// ask shows text and question, and reads lines until parse accepts one (hint says what it
+// accepts). It returns ports.ErrNoApprover at once when nobody can be asked; with a timeout,
+// string(ports.AnswerTimeout) when it passes.
+func (t *Terminal) ask(ctx context.Context, text, question, hint string, timeout time.Duration, parse func(string) (string, bool)) (string, error) {
 	if !t.io.CanPrompt() {
 		return "", ports.ErrNoApprover
 	}
@@ -83,14 +130,13 @@ func (t *Terminal) Approve(ctx context.Context, req ports.ApprovalRequest) (port
 		defer t.opt.Pause()()
 	}
 	w := t.io.ErrOut
-	fmt.Fprint(w, Describe(req))
+	fmt.Fprint(w, text)
 	var expired <-chan time.Time
-	if req.Timeout > 0 {
-		timer := time.NewTimer(req.Timeout)
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		expired = timer.C
 	}
-	question := fmt.Sprintf("  Allow? [y]es / [n]o / [a]lways for this exact call in this run%s: ", timeoutNote(req.Timeout))
 	for {
 		fmt.Fprint(w, question)
 		select {
@@ -103,10 +149,10 @@ func (t *Terminal) Approve(ctx context.Context, req ports.ApprovalRequest) (port
 			if ans, ok := parse(l.text); ok {
 				return ans, nil
 			}
-			fmt.Fprintf(w, "  %s is not an answer: type y, n or a.\n", strconv.Quote(l.text))
+			fmt.Fprintf(w, "  %s is not an answer: type %s.\n", strconv.Quote(l.text), hint)
 		case <-expired:
 			fmt.Fprintln(w, "timed out: denied")
-			return ports.AnswerTimeout, nil
+			return string(ports.AnswerTimeout), nil
 		case <-ctx.Done():
 			fmt.Fprintln(w, "cancelled: denied")
 			return "", ctx.Err()
@@ -250,8 +296,7 @@ func show(v any) string {
 // clean escapes control and other non-printable characters (terminal escapes, bidi
 // overrides) without adding quotes, after cutting s to max bytes.
 func clean(s string, max int) string {
-	q := strconv.Quote(cutBytes(s, max))
-	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	return render.Line(cutBytes(s, max))
 }
 
 // cutBytes shortens s to at most max bytes on a rune boundary, noting what was left out.

@@ -6,9 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"sync/atomic"
 
+	"github.com/spf13/cobra"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
 
@@ -23,7 +29,7 @@ var codes = map[fault.Kind]int{
 }
 
 // ExitInterrupted is the exit code after Ctrl-C or SIGTERM.
-const ExitInterrupted = 130
+const ExitInterrupted = cmdutil.ExitInterrupted
 
 // exitCode maps an error to the exit code of DESIGN section 7.
 func exitCode(ctx context.Context, err error) int {
@@ -39,24 +45,89 @@ func exitCode(ctx context.Context, err error) int {
 	return 4 // fault.System, or unclassified (our bug): never blame the user
 }
 
-// Main runs awf with args and returns the exit code. It prints the error once, to stderr.
+// Main runs awf with args and returns the exit code. It prints the error once, to stderr, and
+// with --output json also as the error member of the command's one JSON object on stdout.
 func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv func(string) string, environ []string) int {
+	out := &watchedWriter{w: ios.Out}
+	ios.Out = out
 	f := newFactory(ios, getenv, environ)
 	root := NewCmdRoot(f)
 	root.SetArgs(args)
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	for i := len(f.Cleanup) - 1; i >= 0; i-- {
 		f.Cleanup[i]()
 	}
+	code := exitCode(ctx, err)
 	if err != nil {
 		msg := err.Error()
 		if ctx.Err() != nil && !strings.Contains(msg, "interrupt") {
 			msg = "interrupted: " + msg
 		}
-		fmt.Fprintln(ios.ErrOut, "error: "+msg)
+		fmt.Fprintln(ios.ErrOut, "error: "+render.Text(msg)) // errors can quote tool output
+		if wantsJSON(cmd, args) {
+			writeJSONError(ios, out.wrote.Load(), err, code)
+		}
 	}
-	return exitCode(ctx, err)
+	return code
+}
+
+// writeJSONError prints the one JSON object of a failed command run with --output json: the
+// command's result with the error in it when the command left it to print (a ResultError),
+// else {"error": ...} unless the command already wrote its object (wrote).
+func writeJSONError(ios *iostreams.IOStreams, wrote bool, err error, code int) {
+	info := cmdutil.NewErrorJSON(err, code)
+	if re, ok := errors.AsType[*cmdutil.ResultError](err); ok {
+		re.Result.SetError(info)
+		_ = cmdutil.WriteJSON(ios.Out, re.Result)
+		return
+	}
+	if wrote {
+		return
+	}
+	_ = cmdutil.WriteJSON(ios.Out, struct {
+		Error *cmdutil.ErrorJSON `json:"error"`
+	}{info})
+}
+
+// wantsJSON reports whether cmd was asked for --output json. When flag parsing stopped before
+// the --output flag (an unknown flag came first), the arguments are read for it.
+func wantsJSON(cmd *cobra.Command, args []string) bool {
+	if cmd == nil {
+		return false
+	}
+	fl := cmd.Flags().Lookup("output")
+	if fl == nil {
+		return false
+	}
+	if fl.Changed {
+		return fl.Value.String() == string(cmdutil.FormatJSON)
+	}
+	for i, a := range args {
+		switch {
+		case a == "--":
+			return false
+		case a == "--output=json", a == "-o=json", a == "-ojson":
+			return true
+		case (a == "--output" || a == "-o") && i+1 < len(args) && args[i+1] == "json":
+			return true
+		}
+	}
+	return false
+}
+
+// watchedWriter records whether anything was written to stdout, so that a failed command that
+// printed its own JSON object gets no second one.
+type watchedWriter struct {
+	w     io.Writer
+	wrote atomic.Bool
+}
+
+func (w *watchedWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		w.wrote.Store(true)
+	}
+	return w.w.Write(p)
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/audit"
@@ -47,6 +49,14 @@ call: a YAML state file per run and an append-only audit log.`,
 				return fault.New(fault.Usage, "--approve=%s: want auto, prompt or deny", f.Flags.Approve)
 			}
 			f.IO.SetNeverPrompt(f.Flags.NonInteractive != "" || f.Getenv("CI") != "")
+			// Cobra checks flag groups (--replay with --record) after this hook, with
+			// unclassified errors; checked here they are usage errors.
+			if err := cmd.ValidateRequiredFlags(); err != nil {
+				return fault.Wrap(fault.Usage, err)
+			}
+			if err := cmd.ValidateFlagGroups(); err != nil {
+				return fault.Wrap(fault.Usage, err)
+			}
 			return nil
 		},
 	}
@@ -80,5 +90,62 @@ call: a YAML state file per run and an append-only audit log.`,
 		tools.NewCmdTools(f, nil),
 	)
 	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	refuseUnknownTopics(root)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others (awf itself, awf
+// completion) print its help when called alone and fail with a usage error when called with
+// a word that is none of its commands: cobra exits 0 after printing help for `awf completion
+// tcsh` and reports `awf nosuch` unclassified (exit 4).
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return unknownCommand(cmd, args[0])
+	}
+	c.RunE = func(cmd *cobra.Command, args []string) error { return cmd.Help() }
+}
+
+// unknownCommand is the usage error for a word that is not one of cmd's commands, with
+// cobra's suggestion when it has one.
+func unknownCommand(cmd *cobra.Command, word string) error {
+	hint := ""
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, set only where it suggests itself
+	}
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return fault.New(fault.Usage, "unknown command %q for %q%s", word, cmd.CommandPath(), hint)
+}
+
+// refuseUnknownTopics makes `awf help WORD` a usage error when WORD is no command; cobra
+// prints "Unknown help topic" and exits 0.
+func refuseUnknownTopics(root *cobra.Command) {
+	help, _, err := root.Find([]string{"help"})
+	if err != nil || help == root {
+		return
+	}
+	show := help.Run
+	help.RunE = func(c *cobra.Command, args []string) error {
+		cmd, rest, err := c.Root().Find(args)
+		if err != nil {
+			return fault.Wrap(fault.Usage, err)
+		}
+		if len(rest) > 0 {
+			return unknownCommand(cmd, rest[0])
+		}
+		show(c, args)
+		return nil
+	}
 }

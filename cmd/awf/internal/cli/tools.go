@@ -100,7 +100,8 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Refuser: gate, Validator: validator, Warnings: warnings}, nil
+	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Refuser: gate, Validator: validator, Warnings: warnings,
+		Audit: log, Settler: w.approver()}, nil
 }
 
 // keyEnvNames lists the variables holding provider API keys, by the resolved configuration.

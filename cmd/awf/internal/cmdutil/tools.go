@@ -14,6 +14,10 @@ type Tools struct {
 	// Refuser audits calls refused before they reach Invoker (the agent loop's refusals).
 	Refuser   ports.CallRefuser
 	Validator ports.SchemaValidator
+	// Audit is the run's audit log, and Settler the person at the terminal, for what resume
+	// decides about a call a crash cut off.
+	Audit   ports.AuditSink
+	Settler ports.Settler
 	// Warnings are tool definitions shadowed by others and duplicate .tool names.
 	Warnings workflow.Problems
 }

@@ -128,20 +128,31 @@ func (p *Progress) line(format string, args ...any) {
 	p.always(format, args...)
 }
 
-// always prints a permanent line, clearing the live line first.
+// always prints a permanent line, clearing the live line first. The strings among args come
+// from the run (step names, tool summaries, messages that quote tool output) and are escaped
+// with Line, so that one line of progress stays one line and the terminal acts on no byte of
+// theirs; marks are awf's own.
 func (p *Progress) always(format string, args ...any) {
 	if p.live && p.current != "" {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.current = ""
 	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = Line(s)
+		}
+	}
 	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
-func (p *Progress) mark(s, code string) string {
+// styled is text awf writes with its own terminal codes, left as it is by always.
+type styled string
+
+func (p *Progress) mark(s, code string) styled {
 	if !p.color {
-		return s
+		return styled(s)
 	}
-	return "\033[" + code + "m" + s + "\033[0m"
+	return styled("\033[" + code + "m" + s + "\033[0m")
 }
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -161,7 +172,7 @@ func (p *Progress) redraw() {
 	now := p.now()
 	parts := make([]string, 0, len(p.order))
 	for _, s := range p.order {
-		parts = append(parts, fmt.Sprintf("%s %s", s, now.Sub(p.running[s]).Truncate(100*time.Millisecond)))
+		parts = append(parts, fmt.Sprintf("%s %s", Line(s), now.Sub(p.running[s]).Truncate(100*time.Millisecond)))
 	}
 	frame := spinner[int(now.UnixMilli()/100)%len(spinner)]
 	p.current = frame + " " + strings.Join(parts, ", ")

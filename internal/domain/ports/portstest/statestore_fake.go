@@ -159,6 +159,7 @@ func (m *MemStateStore) List(ctx context.Context) ([]ports.RunSummary, error) {
 		out = append(out, ports.RunSummary{
 			ID: r.ID, Workflow: r.Workflow, Status: r.Status, StartedAt: r.StartedAt,
 			FinishedAt: clonePtr(r.FinishedAt), Error: r.Error, StateFile: m.Path(r.ID),
+			Parent: r.Parent, DurationMs: r.Duration().Milliseconds(),
 		})
 	}
 	slices.SortFunc(out, func(a, b ports.RunSummary) int {
@@ -210,6 +211,10 @@ func CloneRun(r *state.RunState) *state.RunState {
 	c := *r
 	c.Inputs = cloneMap(r.Inputs)
 	c.FinishedAt = clonePtr(r.FinishedAt)
+	c.Segments = slices.Clone(r.Segments)
+	for i := range c.Segments {
+		c.Segments[i].EndedAt = clonePtr(r.Segments[i].EndedAt)
+	}
 	if r.States != nil {
 		c.States = make(map[string]*state.StepState, len(r.States))
 		for k, s := range r.States {
@@ -235,6 +240,8 @@ func cloneStep(s *state.StepState) *state.StepState {
 			c.ToolCalls[i] = tc
 			c.ToolCalls[i].Arguments = cloneMap(tc.Arguments)
 			c.ToolCalls[i].Result = clonePtr(tc.Result)
+			c.ToolCalls[i].Intent = cloneMap(tc.Intent)
+			c.ToolCalls[i].Recovery = clonePtr(tc.Recovery)
 		}
 	}
 	c.ToolStats = clonePtr(s.ToolStats)

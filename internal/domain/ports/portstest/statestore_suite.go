@@ -87,6 +87,7 @@ func fullRun(id string) *state.RunState {
 		Output:     "final output\nover two lines\n",
 		Resumed:    2,
 		Parent:     "parent-run",
+		Segments:   []state.Segment{{StartedAt: suiteTime, EndedAt: at(time.Minute)}, {StartedAt: suiteTime.Add(90 * time.Second)}},
 		WorkDir:    "/work/ünï dir",
 		States: map[string]*state.StepState{
 			"plan":    fullStep(&exit0),
@@ -112,7 +113,9 @@ func fullStep(exit *int) *state.StepState {
 			{ID: "call_001", Tool: "read_file", Arguments: map[string]any{"path": "src/index.ts", "offset": 10},
 				Result: &state.ToolCallResult{Success: true, Output: "file contents...\nline 2\n", DurationMs: 15, Approval: "auto", Cached: true}},
 			{ID: "call_002", Tool: "write_file", Arguments: map[string]any{"path": "src/feature.ts", "content": "package main\n\nfunc main() {}\n", "append": false},
-				Result: &state.ToolCallResult{Error: "denied by policy", DurationMs: 23, Approval: "user", Denied: true, Truncated: true}},
+				Result: &state.ToolCallResult{Error: "denied by policy", DurationMs: 23, Approval: "user", Denied: true, Truncated: true},
+				Intent: map[string]any{"sha256": "9f86d081884c7d65", "size_before": "12"}, Outcome: state.OutcomeUnknown,
+				Recovery: &state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive, Detail: "no check"}},
 			{ID: "call_003", Tool: "shell", Arguments: map[string]any{"command": "go test ./..."}, InFlight: true},
 		},
 		ToolStats: &state.ToolStats{TotalCalls: 3, Successful: 1, Failed: 1, Denied: 1, TotalDurationMs: 38},
@@ -319,7 +322,7 @@ func testListNewestFirst(t *testing.T, s ports.StateStore) {
 		t.Fatalf("List ids = %q, want %q", ids, want)
 	}
 	want := ports.RunSummary{ID: "run-b", Workflow: "wf-run-b", Status: state.Failed, StartedAt: suiteTime.Add(3 * time.Hour),
-		FinishedAt: at(4 * time.Hour), Error: "it broke", StateFile: s.Path("run-b")}
+		FinishedAt: at(4 * time.Hour), Error: "it broke", StateFile: s.Path("run-b"), DurationMs: time.Hour.Milliseconds()}
 	if d := diffValues(list[0], want); d != "" {
 		t.Errorf("List()[0]: %s", d)
 	}

@@ -13,9 +13,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -136,13 +138,18 @@ func (f *Factory) Provider(_ context.Context, ref ports.ProviderRef) (ports.Reso
 	if err != nil {
 		return ports.ResolvedProvider{}, err
 	}
-	model := cmp.Or(f.o.Model, ref.Model, s.Model, f.o.DefaultModel)
+	model, dropped := f.model(name, ref, s)
 	tr, reqOpts, err := transportOf(s)
 	if err != nil {
 		return ports.ResolvedProvider{}, err
 	}
 	if f.player != nil {
 		return f.replayed(ref, wfName, name, model, reqOpts), nil
+	}
+	if model == "" && dropped != "" && s.Type != TypeCLI && s.Type != TypeReplay {
+		return ports.ResolvedProvider{}, fault.New(fault.Usage,
+			"step %q: --provider %s replaces the step's provider %q, and its model %q is not carried over to another provider: set --model, or a model for %s under providers: in the workflow or the config file",
+			ref.Step, name, ref.Name, dropped, name)
 	}
 	var p ports.Provider
 	if s.Type == TypeReplay {
@@ -164,6 +171,23 @@ func (f *Factory) Provider(_ context.Context, ref ports.ProviderRef) (ports.Reso
 		p = f.recorder.Wrap(wfName, ref.Step, p)
 	}
 	return ports.ResolvedProvider{Provider: p, Name: name, Model: model, Options: reqOpts, Handoff: handoff}, nil
+}
+
+// model picks the step's model: --model, else the step's options.model, else the provider's
+// model, else the configured default. A model is never carried to a provider it was not
+// written for: the step's own is dropped when --provider replaces the step's provider (it is
+// returned as dropped, for the message when no other model is left), and the configured
+// default serves only the configured default provider, when one is set.
+func (f *Factory) model(name string, ref ports.ProviderRef, s spec) (model, dropped string) {
+	stepModel := ref.Model
+	if f.o.Provider != "" && ref.Name != "" && ref.Name != f.o.Provider {
+		stepModel, dropped = "", ref.Model
+	}
+	def := f.o.DefaultModel
+	if f.o.DefaultProvider != "" && f.o.DefaultProvider != name {
+		def = ""
+	}
+	return cmp.Or(f.o.Model, stepModel, s.Model, def), dropped
 }
 
 // replayed is a step's provider under --replay: the cassette, whatever the step names.
@@ -278,24 +302,70 @@ func (f *Factory) build(s spec, tr transport, toolFormat, wfDir string) (ports.P
 	case TypeOpenAI:
 		env := s.APIKeyEnv
 		if env == "" && (s.BaseURL == "" || s.BaseURL == openai.DefaultBaseURL) {
-			// Only OpenAI itself gets OPENAI_API_KEY: a compatible server elsewhere must be
-			// given a variable of its own, so the key never reaches a third party.
+			// Only OpenAI itself, or the server the user named in OPENAI_BASE_URL as the
+			// official clients read it, gets OPENAI_API_KEY: a compatible server named in a
+			// provider definition must be given a variable of its own, so the key never
+			// reaches a third party by accident.
 			env = openai.DefaultKeyEnv
 		}
-		return openai.New(openai.Config{BaseURL: s.BaseURL, Model: s.Model, APIKey: f.key(env), APIKeyEnv: env,
+		return openai.New(openai.Config{BaseURL: f.baseURL(s), Model: s.Model, APIKey: f.key(env), APIKeyEnv: env,
 			HTTPClient: f.o.HTTPClient, Stream: tr.stream, MaxRetries: tr.maxRetries, Headers: tr.headers, Timeout: tr.timeout})
 	case TypeAnthropic:
 		env := cmp.Or(s.APIKeyEnv, anthropic.DefaultKeyEnv)
-		return anthropic.New(anthropic.Config{BaseURL: s.BaseURL, Model: s.Model, APIKey: f.key(env), APIKeyEnv: env,
+		return anthropic.New(anthropic.Config{BaseURL: f.baseURL(s), Model: s.Model, APIKey: f.key(env), APIKeyEnv: env,
 			HTTPClient: f.o.HTTPClient, Stream: tr.stream, MaxRetries: tr.maxRetries, Headers: tr.headers, Timeout: tr.timeout})
 	case TypeOllama:
-		return ollama.New(ollama.Config{BaseURL: s.BaseURL, Model: s.Model, APIKey: f.key(s.APIKeyEnv), APIKeyEnv: s.APIKeyEnv,
+		return ollama.New(ollama.Config{BaseURL: f.baseURL(s), Model: s.Model, APIKey: f.key(s.APIKeyEnv), APIKeyEnv: s.APIKeyEnv,
 			HTTPClient: f.o.HTTPClient, Stream: tr.stream, MaxRetries: tr.maxRetries, Headers: tr.headers, Timeout: tr.timeout})
 	case TypeCLI:
 		return cliagent.New(cliagent.Config{Name: s.Name, Command: s.Command, Args: s.Args, ToolFormat: toolFormat,
 			Dir: f.o.WorkDir, Env: f.o.Environ, Timeout: tr.timeout, MaxRepairs: tr.maxRepairs})
 	}
 	return nil, fault.New(fault.Usage, "unknown type %q: want openai, anthropic, ollama, cli or replay", s.Type)
+}
+
+// baseURL is the definition's base_url, else the variable the provider's official client
+// reads (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, OLLAMA_HOST), else "" for the adapter's default.
+func (f *Factory) baseURL(s spec) string {
+	if s.BaseURL != "" {
+		return s.BaseURL
+	}
+	switch s.Type {
+	case TypeOpenAI:
+		return f.o.Getenv("OPENAI_BASE_URL")
+	case TypeAnthropic:
+		return f.o.Getenv("ANTHROPIC_BASE_URL")
+	case TypeOllama:
+		return ollamaHost(f.o.Getenv("OLLAMA_HOST"))
+	}
+	return ""
+}
+
+// ollamaHost turns OLLAMA_HOST as the ollama CLI reads it ("host", "host:port",
+// "http://host:port", "https://host") into a base URL: http unless a scheme is given, port
+// 11434 unless one is given (80 or 443 where a scheme without a port is).
+func ollamaHost(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return ""
+	}
+	scheme, hostport, ok := strings.Cut(v, "://")
+	if !ok {
+		scheme, hostport = "http", v
+	}
+	hostport, path, _ := strings.Cut(hostport, "/")
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = strings.Trim(hostport, "[]"), "11434"
+		if ok {
+			port = cmp.Or(map[string]string{"http": "80", "https": "443"}[scheme], port)
+		}
+	}
+	u := scheme + "://" + net.JoinHostPort(cmp.Or(host, "127.0.0.1"), port)
+	if path != "" {
+		u += "/" + strings.TrimSuffix(path, "/")
+	}
+	return u
 }
 
 // handoff gives a cli provider's agent CLI the step's tools through `awf mcp serve`, when the

@@ -372,7 +372,7 @@ func TestChatWithoutModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = c.Chat(t.Context(), ports.ChatRequest{})
-	if want := "openai: no model: set model in the provider config or the step's options"; err == nil || err.Error() != want {
+	if want := "openai: no model: use --model, or set model: in the provider's definition or options.model in the step"; err == nil || err.Error() != want {
 		t.Errorf("Chat = %v, want %q", err, want)
 	}
 }

@@ -96,8 +96,9 @@ type stepPlayer struct {
 }
 
 // Chat returns the recorded reply when req matches the next recorded request of the step.
-// A mismatch, or a request beyond what was recorded, is a fault.Usage error that names the
-// first difference and says how to record the cassette again.
+// A mismatch, or a request beyond what was recorded, is a fault.Execution error (the step
+// fails, and so the run: exit code 3) that names the first difference and says how to record
+// the cassette again.
 func (s *stepPlayer) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return ports.ChatResponse{}, err
@@ -108,13 +109,13 @@ func (s *stepPlayer) Chat(ctx context.Context, req ports.ChatRequest) (ports.Cha
 	idxs, k := p.interactions(s.workflow, s.step)
 	n := p.next[k]
 	if n >= len(idxs) {
-		return ports.ChatResponse{}, fault.New(fault.Usage,
+		return ports.ChatResponse{}, fault.New(fault.Execution,
 			"replay: step %q asked the model a %s time, but the cassette %s holds %d model turns for it%s",
 			s.step, ordinal(n+1), p.path, len(idxs), p.advice())
 	}
 	in := p.c.Interactions[idxs[n]]
 	if diff := compare(in.Request, req); diff != "" {
-		return ports.ChatResponse{}, fault.New(fault.Usage,
+		return ports.ChatResponse{}, fault.New(fault.Execution,
 			"replay: request %d of step %q differs from the cassette %s (interaction %d): %s%s",
 			n+1, s.step, p.path, idxs[n]+1, diff, p.advice())
 	}

@@ -120,7 +120,7 @@ func TestReplayMismatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = player.Step("wf", "implement").Chat(t.Context(), tc.change(conversation()))
-			if err == nil || !strings.Contains(err.Error(), tc.want) || fault.KindOf(err) != fault.Usage {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || fault.KindOf(err) != fault.Execution {
 				t.Fatalf("err = %v, want a usage error containing %q", err, tc.want)
 			}
 			if !strings.Contains(err.Error(), "--record "+path) {

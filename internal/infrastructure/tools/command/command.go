@@ -7,6 +7,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -123,24 +124,37 @@ func (t *Tool) Meta(args map[string]any) string { return summary(t.spec.Name, ar
 // the call's input is its standard input. A non-zero exit is an error result carrying the
 // output, the exit status and the end of standard error.
 func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
+	req, refused := t.request(t.spec.Command, call)
+	if refused != nil {
+		return *refused
+	}
+	return t.cfg.Run(ctx, t.spec.Name, req, nil)
+}
+
+// request binds a command template of the entry (its command, or its verify check) with the
+// call's arguments (defaults filled in) and scope; the call's input is its standard input. A
+// template that cannot be bound gives the result to return instead.
+func (t *Tool) request(template string, call tool.Invocation) (ports.ProcessRequest, *tool.Result) {
 	scope := make(ports.Scope, len(t.cfg.Scope)+len(call.Scope)+1)
 	maps.Copy(scope, t.cfg.Scope)
 	maps.Copy(scope, call.Scope)
 	scope["args"] = plainArgs(tool.Defaults(t.params, call.Args))
-	bound, err := t.cfg.Templater.Command(t.spec.Command, scope)
+	bound, err := t.cfg.Templater.Command(template, scope)
 	switch {
 	case fault.KindOf(err) == fault.Denied:
 		// A value the templater will not bind where it would be read as an option.
-		return tool.Refused(CheckLayer, RuleOptionInjection, fmt.Sprintf("%s: %v; nothing was run", t.spec.Name, err))
+		r := tool.Refused(CheckLayer, RuleOptionInjection, fmt.Sprintf("%s: %v; nothing was run", t.spec.Name, err))
+		return ports.ProcessRequest{}, &r
 	case err != nil:
-		return tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, err))
+		r := tool.Errorf(fmt.Sprintf("%s: %v", t.spec.Name, err))
+		return ports.ProcessRequest{}, &r
 	}
 	timeout := t.spec.Timeout
 	if timeout <= 0 {
 		timeout = t.cfg.Timeout
 	}
-	return t.cfg.Run(ctx, t.spec.Name, ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
-		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit}, nil)
+	return ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
+		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit}, nil
 }
 
 // Result turns a finished process into a tool result: standard output for the model; for a
@@ -214,4 +228,41 @@ func summary(name string, args map[string]any) string {
 		}
 	}
 	return b.String()
+}
+
+var _ tool.Checker = (*Tool)(nil)
+
+// Checks reports whether the entry declares verify:.
+func (t *Tool) Checks() bool { return t.spec.Verify != "" }
+
+// Intent records nothing: the verify command looks at the world, not at a record.
+func (t *Tool) Intent(context.Context, tool.Invocation) map[string]any { return nil }
+
+// Check runs the entry's verify template, bound, checked and sandboxed as the command is,
+// with the cut-off call's arguments: exit 0 means the call took effect, exit 1 that it did
+// not, and anything else (another status, a refusal, a failure to run) that the check cannot
+// tell.
+func (t *Tool) Check(ctx context.Context, call tool.Invocation, _ map[string]any) tool.Check {
+	if t.spec.Verify == "" {
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: "the tool declares no verify command"}
+	}
+	req, refused := t.request(t.spec.Verify, call)
+	if refused != nil {
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: "verify: " + refused.Error}
+	}
+	req.Policy, req.Restrictions = t.cfg.Policy, t.cfg.Restrictions
+	if r, ok := t.cfg.check(t.spec.Name, req, nil); ok {
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: "verify: " + r.Error}
+	}
+	res, err := t.cfg.Process.Run(ctx, req)
+	detail := strings.TrimSpace(res.Stdout + "\n" + res.Stderr)
+	switch {
+	case err != nil:
+		return tool.Check{Verdict: tool.VerdictUnknown, Detail: fmt.Sprintf("verify: %v", err)}
+	case res.ExitCode == 0:
+		return tool.Check{Verdict: tool.VerdictDone, Detail: cmp.Or(detail, "verify exited 0")}
+	case res.ExitCode == 1:
+		return tool.Check{Verdict: tool.VerdictNotDone, Detail: cmp.Or(detail, "verify exited 1")}
+	}
+	return tool.Check{Verdict: tool.VerdictUnknown, Detail: fmt.Sprintf("verify exited %d: %s", res.ExitCode, detail)}
 }

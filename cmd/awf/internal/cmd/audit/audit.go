@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	auditlog "github.com/awf-dev/awf/internal/infrastructure/audit"
@@ -39,7 +41,7 @@ type Options struct {
 
 var (
 	decisions = []string{ports.DecisionAllow, ports.DecisionDeny}
-	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout, ports.OutcomeStarted}
+	outcomes  = []string{ports.OutcomeOK, ports.OutcomeError, ports.OutcomeDenied, ports.OutcomeTimeout, ports.OutcomeUnknown, ports.OutcomeStarted}
 )
 
 // NewCmdAudit returns `awf audit`.
@@ -74,10 +76,10 @@ With --output json, each record is printed as one JSON object per line (JSON Lin
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.RunID, "run", "", "only calls of the run with this `ID`")
+	fl.StringVar(&opts.RunID, "run", "", "only calls of the run with this `ID` (or the start of it, as the table shows)")
 	fl.StringVar(&opts.Tool, "tool", "", "only calls of the tool with this `NAME`")
 	fl.StringVar(&opts.Decision, "decision", "", "only calls allowed (allow) or refused (deny)")
-	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, started (not ended)")
+	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, unknown (cut off by a crash), started (not ended)")
 	fl.StringVar(&opts.Since, "since", "", "only calls in the last `DURATION` (90s, 15m, 2h, 7d)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd
@@ -136,6 +138,9 @@ func runAudit(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := oneRun(opts.RunID, recs); err != nil {
+		return err
+	}
 	if stats.Skipped > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s: %d damaged lines skipped\n", path, stats.Skipped)
 	}
@@ -150,6 +155,24 @@ func runAudit(_ context.Context, opts *Options) error {
 		return nil
 	}
 	return WriteTable(opts.IO.Out, recs)
+}
+
+// oneRun checks that the records --run prefix selected are of one run: a prefix that several
+// runs share is a usage error listing them.
+func oneRun(prefix string, recs []ports.AuditRecord) error {
+	if prefix == "" {
+		return nil
+	}
+	var ids []string
+	for _, r := range recs {
+		if !slices.Contains(ids, r.RunID) {
+			ids = append(ids, r.RunID)
+		}
+	}
+	if len(ids) < 2 {
+		return nil
+	}
+	return cmdutil.AmbiguousRun(prefix, ids)
 }
 
 // WriteJSONLines writes each record as one compact JSON object per line.
@@ -170,8 +193,8 @@ func WriteTable(w io.Writer, recs []ports.AuditRecord) error {
 	fmt.Fprintln(tw, "TIME\tRUN\tSTEP\tTOOL\tDECISION\tOUTCOME\tDURATION\tWHAT")
 	for _, r := range recs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Time.Local().Format("2006-01-02 15:04:05"), short(r.RunID, 8), cell(r.Step, 24), cell(r.Tool, 24),
-			decision(r), r.Outcome, time.Duration(r.DurationMs)*time.Millisecond, cell(what(r), 72))
+			r.Time.Local().Format("2006-01-02 15:04:05"), render.Line(short(r.RunID, 8)), cell(r.Step, 24), cell(r.Tool, 24),
+			render.Line(decision(r)), render.Line(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond, cell(what(r), 72))
 	}
 	return tw.Flush()
 }
@@ -189,11 +212,9 @@ func decision(r ports.AuditRecord) string {
 	return "allow"
 }
 
-// what is the record's summary, or its error for a refused call.
+// what is what the call attempted: its summary, else its arguments (masked, as logged). A
+// refused call is shown by what it asked for, not by the refusal's text.
 func what(r ports.AuditRecord) string {
-	if r.Outcome != ports.OutcomeOK && r.Error != "" {
-		return r.Error
-	}
 	if r.Meta != "" {
 		return r.Meta
 	}
@@ -213,8 +234,7 @@ func cell(s string, n int) string {
 	if s == "" {
 		return "-"
 	}
-	q := strconv.Quote(s)
-	s = strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+	s = render.Line(s)
 	if r := []rune(s); len(r) > n {
 		s = string(r[:n-1]) + "…"
 	}

@@ -126,14 +126,32 @@ func TestTable(t *testing.T) {
 	for i, want := range [][]string{
 		{"TIME", "RUN", "STEP", "TOOL", "DECISION", "OUTCOME", "DURATION", "WHAT"},
 		{"run-a", "build", "shell", "allow (rule)", "ok", "1.2s", "run make"},
-		{"run-b", "fix", "read_file", "deny (policy)", "denied", `denied by policy: path "../../etc/shadow"`},
-		{"run-b", "fix", "shell", "deny (non_interactive)", "denied", "denied: approval required and no terminal"},
+		{"run-b", "fix", "read_file", "deny (policy)", "denied", "read ../../etc/shadow"},
+		{"run-b", "fix", "shell", "deny (non_interactive)", "denied", `{"command":"curl -H`},
 	} {
 		for _, w := range want {
 			if !strings.Contains(lines[i], w) {
 				t.Errorf("line %d = %q, want %q in it", i, lines[i], w)
 			}
 		}
+	}
+}
+
+// TestRunPrefix checks that --run takes the start of an id, as the table prints it, and that a
+// start several runs share is an error naming them.
+func TestRunPrefix(t *testing.T) {
+	path := writeLog(t)
+	opts, ios := options(path)
+	opts.RunID = "run-"
+	err := runAudit(t.Context(), opts)
+	if fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "run-a") || !strings.Contains(err.Error(), "run-b") {
+		t.Errorf("ambiguous --run: err = %v, want a usage error naming run-a and run-b", err)
+	}
+	opts, ios = options(path)
+	opts.RunID = "run-b"[:5]
+	opts.Tool = "read_file"
+	if err := runAudit(t.Context(), opts); err != nil || !strings.Contains(ios.out.String(), "run-b") {
+		t.Errorf("--run run-b: err = %v, out:\n%s", err, ios.out.String())
 	}
 }
 

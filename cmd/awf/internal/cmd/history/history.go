@@ -5,6 +5,8 @@ package history
 import (
 	"context"
 	"fmt"
+	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -74,35 +77,95 @@ func runHistory(ctx context.Context, opts *Options) error {
 	if err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
 	}
-	runs := Filter(all, opts.Workflow, opts.Status, opts.Limit)
+	rows := Tree(Filter(all, opts.Workflow, opts.Status), opts.Limit)
 	if opts.Output.JSON() {
+		runs := make([]ports.RunSummary, len(rows))
+		for i, r := range rows {
+			runs[i] = r.RunSummary
+		}
 		return cmdutil.WriteJSON(opts.IO.Out, map[string]any{"runs": runs})
 	}
-	if len(runs) == 0 {
+	if len(rows) == 0 {
 		fmt.Fprintln(opts.IO.ErrOut, "no runs")
 		return nil
 	}
-	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)
+	return WriteTable(opts.IO.Out, rows)
+}
+
+// WriteTable prints runs as an aligned table, sub-workflow runs indented under their parent.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION")
-	for _, r := range runs {
+	for _, r := range rows {
 		dur := "-"
 		if r.FinishedAt != nil {
-			dur = r.FinishedAt.Sub(r.StartedAt).Round(time.Millisecond).String()
+			dur = (time.Duration(r.DurationMs) * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Status, r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", r.Prefix, render.Line(r.ID), render.Line(r.Workflow), render.Line(string(r.Status)),
+			r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
 	}
 	return tw.Flush()
 }
 
-// Filter keeps runs of the workflow and status (empty = any), at most limit (0 = all).
-func Filter(runs []ports.RunSummary, wf, status string, limit int) []ports.RunSummary {
+// Row is one line of the history: a run and the tree drawing before its id.
+type Row struct {
+	ports.RunSummary
+	Prefix string
+}
+
+// Tree orders runs (newest first) as a tree: each run whose parent is not among them, newest
+// first, followed by the runs it started as sub-workflows, oldest first, indented under it.
+// limit counts the top-level runs (0: all).
+func Tree(runs []ports.RunSummary, limit int) []Row {
+	byID := make(map[string]bool, len(runs))
+	for _, r := range runs {
+		byID[r.ID] = true
+	}
+	children := map[string][]ports.RunSummary{}
+	var roots []ports.RunSummary
+	for _, r := range runs {
+		if r.Parent != "" && r.Parent != r.ID && byID[r.Parent] {
+			children[r.Parent] = append(children[r.Parent], r)
+		} else {
+			roots = append(roots, r)
+		}
+	}
+	for _, kids := range children {
+		slices.Reverse(kids) // oldest first: the order the parent's steps started them
+	}
+	if limit > 0 && len(roots) > limit {
+		roots = roots[:limit]
+	}
+	var rows []Row
+	seen := map[string]bool{}
+	var walk func(r ports.RunSummary, prefix, childPrefix string)
+	walk = func(r ports.RunSummary, prefix, childPrefix string) {
+		if seen[r.ID] { // a parent loop in damaged files
+			return
+		}
+		seen[r.ID] = true
+		rows = append(rows, Row{RunSummary: r, Prefix: prefix})
+		kids := children[r.ID]
+		for i, c := range kids {
+			if i == len(kids)-1 {
+				walk(c, childPrefix+"└─ ", childPrefix+"   ")
+			} else {
+				walk(c, childPrefix+"├─ ", childPrefix+"│  ")
+			}
+		}
+	}
+	for _, r := range roots {
+		walk(r, "", "")
+	}
+	return rows
+}
+
+// Filter keeps runs of the workflow and status (empty = any).
+func Filter(runs []ports.RunSummary, wf, status string) []ports.RunSummary {
 	out := []ports.RunSummary{}
 	for _, r := range runs {
 		if (wf == "" || r.Workflow == wf) && (status == "" || string(r.Status) == status) {
 			out = append(out, r)
-			if limit > 0 && len(out) == limit {
-				break
-			}
 		}
 	}
 	return out

@@ -51,6 +51,13 @@ failing step is picked up.`,
 
 func runResume(ctx context.Context, opts *Options) error {
 	f := opts.Factory
+	store, err := f.Store()
+	if err != nil {
+		return err
+	}
+	if opts.RunID, err = cmdutil.RunID(ctx, store, opts.RunID); err != nil {
+		return err
+	}
 	tools, workDir, err := toolsFor(ctx, f, opts.RunID)
 	if err != nil {
 		return err

@@ -190,46 +190,53 @@ func dryRun(ctx context.Context, opts *Options, wf *workflow.Workflow, values ma
 	return plan.Write(opts.IO.Out, p)
 }
 
-// Result is the JSON object `awf run` and `awf resume` print.
+// Result is the JSON object `awf run` and `awf resume` print. Error is set when the command
+// fails (by the cli package, which knows the exit code).
 type Result struct {
 	RunID      string                  `json:"run_id"`
 	Workflow   string                  `json:"workflow"`
 	Status     state.Status            `json:"status"`
 	StateFile  string                  `json:"state_file"`
 	Output     string                  `json:"output"`
-	Error      string                  `json:"error,omitempty"`
+	Error      *cmdutil.ErrorJSON      `json:"error,omitempty"`
 	DurationMs int64                   `json:"duration_ms"`
 	Steps      map[string]state.Status `json:"steps"`
 }
 
+// SetError implements cmdutil.WithError.
+func (r *Result) SetError(e *cmdutil.ErrorJSON) { r.Error = e }
+
 // Report prints a finished (or failed) run: the output on stdout and a summary on stderr, or
-// the JSON result. It returns runErr so the exit code reflects the run.
+// the JSON result. It returns runErr so the exit code reflects the run; with JSON output a
+// failure is a cmdutil.ResultError, whose result the cli package prints with the error in it.
 func Report(ios *iostreams.IOStreams, format cmdutil.Format, store ports.StateStore, run *state.RunState, runErr error) error {
 	if run == nil {
 		return runErr
 	}
 	res := Result{RunID: run.ID, Workflow: run.Workflow, Status: run.Status, Output: run.Output,
-		Error: run.Error, Steps: map[string]state.Status{}}
+		Steps: map[string]state.Status{}, DurationMs: run.Duration().Milliseconds()}
+	if runErr != nil && !run.Status.Ended() {
+		// The run could not go on (its state could not be saved): it has not finished, but it
+		// is not running either.
+		res.Status = state.Failed
+	}
 	if store != nil {
 		res.StateFile = store.Path(run.ID)
-	}
-	if run.FinishedAt != nil {
-		res.DurationMs = run.FinishedAt.Sub(run.StartedAt).Milliseconds()
 	}
 	for name, s := range run.States {
 		res.Steps[name] = s.Status
 	}
 	if format.JSON() {
-		if err := cmdutil.WriteJSON(ios.Out, res); err != nil {
-			return err
+		if runErr != nil {
+			return cmdutil.FailWith(format, &res, runErr)
 		}
-		return runErr
+		return cmdutil.WriteJSON(ios.Out, res)
 	}
 	if run.Output != "" {
-		fmt.Fprintln(ios.Out, trimNewline(run.Output))
+		fmt.Fprintln(ios.Out, render.OutText(trimNewline(run.Output), ios.IsStdoutTTY()))
 	}
 	if !ios.Quiet() || runErr != nil {
-		fmt.Fprintf(ios.ErrOut, "run %s %s in %s; state: %s\n", run.ID, run.Status,
+		fmt.Fprintf(ios.ErrOut, "run %s %s in %s; state: %s\n", run.ID, res.Status,
 			time.Duration(res.DurationMs)*time.Millisecond, res.StateFile)
 	}
 	return runErr
@@ -238,7 +245,7 @@ func Report(ios *iostreams.IOStreams, format cmdutil.Format, store ports.StateSt
 // PrintWarnings writes load and compile warnings to stderr.
 func PrintWarnings(ios *iostreams.IOStreams, warnings workflow.Problems) {
 	for _, w := range warnings {
-		fmt.Fprintln(ios.ErrOut, w.String())
+		fmt.Fprintln(ios.ErrOut, render.Text(w.String()))
 	}
 }
 

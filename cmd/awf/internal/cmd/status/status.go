@@ -4,7 +4,9 @@ package status
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -12,6 +14,8 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -47,50 +51,173 @@ func runStatus(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	run, err := store.Load(ctx, opts.RunID)
+	id, err := cmdutil.RunID(ctx, store, opts.RunID)
 	if err != nil {
 		return err
 	}
-	if opts.Output.JSON() {
-		return cmdutil.WriteJSON(opts.IO.Out, run)
+	run, err := store.Load(ctx, id)
+	if err != nil {
+		return err
 	}
-	Write(opts.IO, run, store.Path(run.ID))
+	v := View{RunState: run, StateFile: store.Path(run.ID)}
+	v.Parent, v.Children = related(ctx, store, run)
+	if opts.Output.JSON() {
+		return cmdutil.WriteJSON(opts.IO.Out, v)
+	}
+	Write(opts.IO.Out, v)
 	return nil
 }
 
-// Write prints a run for people.
-func Write(ios *iostreams.IOStreams, run *state.RunState, path string) {
-	w := ios.Out
-	fmt.Fprintf(w, "run:      %s\nworkflow: %s (%s)\nstatus:   %s\n", run.ID, run.Workflow, run.WorkflowFile, run.Status)
+// View is what `awf status` shows of a run: its state, with the runs it is part of. As JSON it
+// is the state file's content plus state_file, parent_run and child_runs.
+type View struct {
+	*state.RunState
+	StateFile string `json:"state_file"`
+	// Parent is the run that started this one as a sub-workflow (nil: none, or not found).
+	Parent *ports.RunSummary `json:"parent_run,omitempty"`
+	// Children are the runs this one started as sub-workflows, oldest first.
+	Children []ports.RunSummary `json:"child_runs,omitempty"`
+}
+
+// related finds run's parent and children among the runs in store. A store that cannot be
+// listed leaves them out: the run itself is what was asked for.
+func related(ctx context.Context, store ports.StateStore, run *state.RunState) (*ports.RunSummary, []ports.RunSummary) {
+	all, _ := store.List(ctx)
+	var parent *ports.RunSummary
+	var children []ports.RunSummary
+	for i := len(all) - 1; i >= 0; i-- { // List is newest first
+		switch {
+		case all[i].ID == run.Parent && run.Parent != "":
+			parent = &all[i]
+		case all[i].Parent == run.ID:
+			children = append(children, all[i])
+		}
+	}
+	return parent, children
+}
+
+// outputLines is how many lines of each step's output Write shows.
+const outputLines = 5
+
+// Write prints a run for people: its header, each step with its status, duration, tool calls,
+// calls in flight, sub-workflow run, error and the first lines of its output, then the run's
+// output. Every text from the run is escaped (render.Line and render.Text), on a terminal or
+// not: status is read by people, and a state file can hold anything a tool printed; --output
+// json gives the exact text.
+func Write(w io.Writer, v View) {
+	run := v.RunState
+	l := render.Line
+	fmt.Fprintf(w, "run:      %s\nworkflow: %s (%s)\nstatus:   %s\n", l(run.ID), l(run.Workflow), l(run.WorkflowFile), l(string(run.Status)))
+	if run.Parent != "" {
+		fmt.Fprintf(w, "parent:   %s\n", describe(run.Parent, v.Parent))
+	}
 	fmt.Fprintf(w, "started:  %s\n", run.StartedAt.Format(time.RFC3339))
 	if run.FinishedAt != nil {
-		fmt.Fprintf(w, "finished: %s (%s)\n", run.FinishedAt.Format(time.RFC3339), run.FinishedAt.Sub(run.StartedAt).Round(time.Millisecond))
+		fmt.Fprintf(w, "finished: %s\n", run.FinishedAt.Format(time.RFC3339))
 	}
-	fmt.Fprintf(w, "state:    %s\n", path)
+	fmt.Fprintf(w, "duration: %s%s\n", run.Duration().Round(time.Millisecond), resumed(run))
+	fmt.Fprintf(w, "state:    %s\n", l(v.StateFile))
 	if run.Error != "" {
-		fmt.Fprintf(w, "error:    %s\n", run.Error)
+		fmt.Fprintf(w, "error:    %s\n", l(run.Error))
 	}
 	fmt.Fprintln(w, "steps:")
+	linked := map[string]bool{}
 	for _, name := range run.Order {
-		s := run.States[name]
-		if s == nil {
-			continue
+		if s := run.States[name]; s != nil {
+			writeStep(w, name, s, v.Children, linked)
 		}
-		line := fmt.Sprintf("  %-24s %-11s", name, s.Status)
-		if s.DurationMs > 0 {
-			line += fmt.Sprintf(" %s", (time.Duration(s.DurationMs) * time.Millisecond).String())
+	}
+	var other []string
+	for _, c := range v.Children {
+		if !linked[c.ID] {
+			other = append(other, describe(c.ID, &c))
 		}
-		if s.ToolStats != nil {
-			line += fmt.Sprintf("  tools: %d calls, %d ok, %d failed, %d denied", s.ToolStats.TotalCalls, s.ToolStats.Successful, s.ToolStats.Failed, s.ToolStats.Denied)
-		}
-		if s.Error != "" {
-			line += "  " + firstLine(s.Error)
-		}
-		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	if len(other) > 0 {
+		fmt.Fprintf(w, "child runs:\n  %s\n", strings.Join(other, "\n  "))
 	}
 	if run.Output != "" {
-		fmt.Fprintf(w, "output:\n%s\n", strings.TrimRight(run.Output, "\n"))
+		fmt.Fprintf(w, "output:\n%s\n", indent(render.Text(strings.TrimRight(run.Output, "\n")), "  "))
 	}
+}
+
+// writeStep prints one step; linked collects the child runs it names.
+func writeStep(w io.Writer, name string, s *state.StepState, children []ports.RunSummary, linked map[string]bool) {
+	l := render.Line
+	line := fmt.Sprintf("  %-24s %-11s", l(name), l(string(s.Status)))
+	if s.DurationMs > 0 {
+		line += fmt.Sprintf(" %s", (time.Duration(s.DurationMs) * time.Millisecond).String())
+	}
+	if s.ToolStats != nil {
+		line += fmt.Sprintf("  tools: %d calls, %d ok, %d failed, %d denied", s.ToolStats.TotalCalls, s.ToolStats.Successful, s.ToolStats.Failed, s.ToolStats.Denied)
+	}
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
+	const pad = "      "
+	for _, c := range s.ToolCalls {
+		if c.InFlight {
+			fmt.Fprintf(w, "    in flight: %s %s (call %s)\n", l(c.Tool), l(arguments(c.Arguments)), l(c.ID))
+		}
+	}
+	if id := s.Vars[state.SubRunVar]; id != "" {
+		linked[id] = true
+		var sum *ports.RunSummary
+		for i := range children {
+			if children[i].ID == id {
+				sum = &children[i]
+			}
+		}
+		fmt.Fprintf(w, "    sub-run:   %s\n", describe(id, sum))
+	}
+	if s.Error != "" {
+		fmt.Fprintf(w, "    error:     %s\n", l(firstLine(s.Error)))
+	}
+	if out := strings.TrimRight(s.Output, "\n"); strings.Contains(out, "\n") {
+		fmt.Fprintf(w, "    output:\n%s\n", indent(render.Text(head(out, outputLines)), pad))
+	} else if out != "" {
+		fmt.Fprintf(w, "    output:    %s\n", l(out))
+	}
+}
+
+// describe names a related run: its id and, when found, its workflow and status.
+func describe(id string, sum *ports.RunSummary) string {
+	l := render.Line
+	if sum == nil {
+		return l(id) + " (not found)"
+	}
+	return fmt.Sprintf("%s (%s, %s)", l(id), l(sum.Workflow), l(string(sum.Status)))
+}
+
+// resumed says how often a run was resumed: its duration leaves out the waits between.
+func resumed(run *state.RunState) string {
+	switch run.Resumed {
+	case 0:
+		return ""
+	case 1:
+		return " active, resumed once"
+	}
+	return fmt.Sprintf(" active, resumed %d times", run.Resumed)
+}
+
+// arguments shows a call's arguments as compact JSON.
+func arguments(args map[string]any) string {
+	data, err := json.Marshal(args)
+	if err != nil {
+		return fmt.Sprint(args)
+	}
+	return string(data)
+}
+
+// head keeps the first n lines of s, saying how many more there were.
+func head(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n… %d more lines", len(lines)-n)
+}
+
+func indent(s, pad string) string {
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }
 
 func firstLine(s string) string {

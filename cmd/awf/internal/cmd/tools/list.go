@@ -11,6 +11,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
@@ -135,7 +136,7 @@ func runListMCP(_ context.Context, opts *ListOptions) error {
 		if t.ReadOnly {
 			ro = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Ref, t.Name, ro, summary(t.Description, 72))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", render.Line(t.Ref), render.Line(t.Name), ro, summary(t.Description, 72))
 	}
 	return tw.Flush()
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
@@ -135,7 +136,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		}
 		return err2
 	}
-	if err := writeOutput(opts.IO.Out, res); err != nil {
+	if err := writeOutput(opts.IO.Out, res, opts.IO.IsStdoutTTY()); err != nil {
 		return err
 	}
 	return err2
@@ -179,8 +180,9 @@ func scope(wf *workflow.Workflow, environ []string, id, workDir string) ports.Sc
 	}
 }
 
-// writeOutput prints a result's output (or its data as JSON), ending with a newline.
-func writeOutput(w io.Writer, res tool.Result) error {
+// writeOutput prints a result's output (or its data as JSON), ending with a newline, escaped
+// for a terminal (render.OutText).
+func writeOutput(w io.Writer, res tool.Result, terminal bool) error {
 	text := res.Output
 	if text == "" && res.Data != nil {
 		data, err := json.MarshalIndent(res.Data, "", "  ")
@@ -195,7 +197,7 @@ func writeOutput(w io.Writer, res tool.Result) error {
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
-	_, err := io.WriteString(w, text)
+	_, err := io.WriteString(w, render.OutText(text, terminal))
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -68,10 +69,10 @@ func runShow(_ context.Context, opts *ShowOptions) error {
 }
 
 func writeShow(w io.Writer, in Info) error {
-	fmt.Fprintf(w, "%s (%s, %s)\n", in.Name, in.Kind, in.Level)
+	fmt.Fprintf(w, "%s (%s, %s)\n", render.Line(in.Name), in.Kind, in.Level)
 	field := func(label, value string) {
 		if value != "" {
-			fmt.Fprintf(w, "  %-12s %s\n", label+":", value)
+			fmt.Fprintf(w, "  %-12s %s\n", label+":", render.Line(value))
 		}
 	}
 	if in.Ref != in.Name {
@@ -87,14 +88,14 @@ func writeShow(w io.Writer, in Info) error {
 	for _, s := range in.Shadows {
 		field("shadows", s)
 	}
-	fmt.Fprintf(w, "\n%s\n", indent(strings.TrimSpace(in.Description)))
+	fmt.Fprintf(w, "\n%s\n", indent(render.Text(strings.TrimSpace(in.Description))))
 	if len(in.Parameters) > 0 {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, in.Parameters, "", "  "); err != nil {
 			buf.Reset()
 			buf.Write(in.Parameters)
 		}
-		fmt.Fprintf(w, "\nParameters (JSON Schema):\n%s\n", indent(buf.String()))
+		fmt.Fprintf(w, "\nParameters (JSON Schema):\n%s\n", indent(render.Text(buf.String())))
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/application/registry"
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -177,14 +178,15 @@ func writeTable(w io.Writer, tools []Info) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tKIND\tLEVEL\tDESCRIPTION")
 	for _, t := range tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Kind, t.Level, summary(t.Description, 72))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", render.Line(t.Name), t.Kind, t.Level, summary(t.Description, 72))
 	}
 	return tw.Flush()
 }
 
-// summary is the first line of a description, cut to n runes.
+// summary is the first line of a description, escaped for a terminal and cut to n runes.
 func summary(s string, n int) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = render.Line(s)
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

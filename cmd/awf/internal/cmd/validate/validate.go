@@ -10,6 +10,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -109,10 +110,10 @@ func runValidate(ctx context.Context, opts *Options) error {
 
 func printText(ios *iostreams.IOStreams, fr FileResult, warnings workflow.Problems, err error) {
 	for _, w := range warnings {
-		fmt.Fprintln(ios.ErrOut, w.String())
+		fmt.Fprintln(ios.ErrOut, render.Text(w.String()))
 	}
 	if err != nil {
-		fmt.Fprintln(ios.ErrOut, err.Error())
+		fmt.Fprintln(ios.ErrOut, render.Text(err.Error()))
 		return
 	}
 	fmt.Fprintf(ios.Out, "%s: ok (workflow %s)\n", fr.File, fr.Workflow)

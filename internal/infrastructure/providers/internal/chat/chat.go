@@ -163,7 +163,7 @@ func Model(provider, requested, configured string) (string, error) {
 	if configured != "" {
 		return configured, nil
 	}
-	return "", fault.New(fault.Usage, "%s: no model: set model in the provider config or the step's options", provider)
+	return "", fault.New(fault.Usage, "%s: no model: use --model, or set model: in the provider's definition or options.model in the step", provider)
 }
 
 // Key checks an API key read from the environment variable env. Missing is a Usage error naming

@@ -153,7 +153,7 @@ func TestEndpointWithoutModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.Chat(t.Context(), ports.ChatRequest{})
-	if want := "p: no model: set model in the provider config or the step's options"; err == nil || err.Error() != want || fault.KindOf(err) != fault.Usage {
+	if want := "p: no model: use --model, or set model: in the provider's definition or options.model in the step"; err == nil || err.Error() != want || fault.KindOf(err) != fault.Usage {
 		t.Errorf("Chat = %v, want %q (usage)", err, want)
 	}
 	if n := len(srv.Requests()); n != 0 {
