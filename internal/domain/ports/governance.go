@@ -216,12 +216,15 @@ type AuditRecord struct {
 	Verdict *AuditVerdict `json:"verdict,omitempty"`
 	// Command is the argv a command tool ran, after binding its arguments (a custom command
 	// template's rendered command), so that a reviewer sees what ran.
-	Command    [][]string `json:"command,omitempty"`
-	Outcome    string     `json:"outcome"`
-	Error      string     `json:"error,omitempty"`
-	DurationMs int64      `json:"duration_ms"`
-	OutputSize int        `json:"output_size"`
-	Truncated  bool       `json:"truncated,omitempty"`
+	Command [][]string `json:"command,omitempty"`
+	// Changes are the files the call changed (write_file): digests before and after, and a
+	// unified diff for text files within the limit.
+	Changes    []state.FileChange `json:"changes,omitempty"`
+	Outcome    string             `json:"outcome"`
+	Error      string             `json:"error,omitempty"`
+	DurationMs int64              `json:"duration_ms"`
+	OutputSize int                `json:"output_size"`
+	Truncated  bool               `json:"truncated,omitempty"`
 	// Recovery is set on the record resume writes for a call a crash cut off: what was
 	// decided (state.Recovery*), by whom and why.
 	Recovery *state.Recovery `json:"recovery,omitempty"`

@@ -84,6 +84,9 @@ type Scope map[string]any
 type BoundCommand struct {
 	Script string
 	Vars   map[string]string
+	// Argv is what a reviewer reads of the command: the words of each simple command with
+	// the bound values in place (a word that is not static is its source text, $HOME say).
+	Argv [][]string
 }
 
 // Templater evaluates `{{ expr }}` templates and bare expressions. Compiled forms are cached,

@@ -201,7 +201,7 @@ func (t *Templater) Command(tmpl string, scope ports.Scope) (ports.BoundCommand,
 			return ports.BoundCommand{}, fault.Wrap(fault.Execution, fmt.Errorf("command after raw(): %w", err))
 		}
 	}
-	return ports.BoundCommand{Script: script, Vars: vars}, nil
+	return ports.BoundCommand{Script: script, Vars: vars, Argv: argv(script, vars)}, nil
 }
 
 // value evaluates a placeholder and converts its value to text.
