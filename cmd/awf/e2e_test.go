@@ -199,6 +199,28 @@ func (e *env) state(id string) *state.RunState {
 	return &s
 }
 
+// interruptSlow runs slow.yaml with --output json, interrupts it (SIGINT) in its second step
+// and returns its env and result, failing the test unless awf exited 130 with one JSON object.
+func interruptSlow(t *testing.T) (*env, runResult) {
+	t.Helper()
+	e := newEnv(t, "slow.yaml")
+	cmd := e.cmd(t.Context(), "run", "slow.yaml", "--output", "json")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { b, _ := os.ReadFile(filepath.Join(e.dir, "progress.log")); return len(b) > 0 })
+	time.Sleep(200 * time.Millisecond) // let the nap step start its child
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit = %v, want 130", err)
+	}
+	return e, oneJSONObject[runResult](t, stdout.String())
+}
+
 func (e *env) read(name string) string {
 	e.t.Helper()
 	data, err := os.ReadFile(filepath.Join(e.dir, name))
@@ -366,25 +388,7 @@ func TestTimeoutKillsTheStep(t *testing.T) {
 }
 
 func TestInterruptSavesStateAndExits130(t *testing.T) {
-	e := newEnv(t, "slow.yaml")
-	cmd := e.cmd(t.Context(), "run", "slow.yaml", "--output", "json")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, func() bool { b, _ := os.ReadFile(filepath.Join(e.dir, "progress.log")); return len(b) > 0 })
-	time.Sleep(200 * time.Millisecond) // let the nap step start its child
-	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
-		t.Fatalf("exit = %v, want 130", err)
-	}
-	var res runResult
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		t.Fatalf("no JSON result after interrupt: %v\n%s", err, stdout.String())
-	}
+	e, res := interruptSlow(t)
 	if s := e.state(res.RunID); s.Status != state.Interrupted {
 		t.Errorf("state status = %s, want interrupted", s.Status)
 	}

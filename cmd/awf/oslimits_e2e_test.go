@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -253,5 +254,72 @@ func TestKilledAwfLeavesNoProcess(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// slowServer answers every request at once with its headers, then trickles a 1000-byte body
+// one byte every 50 ms. It writes the file ready once it listens.
+const slowServer = `import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 80))
+s.listen(5)
+open("ready", "w").close()
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: text/plain\r\n\r\n")
+    try:
+        for i in range(1000):
+            c.sendall(b"x")
+            time.sleep(0.05)
+    except OSError:
+        pass
+    c.close()
+`
+
+// TestHTTPRequestPolicyTimeout (issue 11, item 5): http_request honours the policy's
+// limits.timeout for the whole exchange, a body that trickles after prompt headers included
+// (it used a fixed 30 s). http_request refuses loopback and private addresses, so awf runs in
+// a network namespace of its own where a public address is on the loopback interface.
+func TestHTTPRequestPolicyTimeout(t *testing.T) {
+	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+		t.Skip("needs root for a network namespace with a public address on loopback")
+	}
+	for _, prog := range []string{"unshare", "ip", "python3"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("%s is not installed", prog)
+		}
+	}
+	e := newEnv(t)
+	const addr = "93.184.216.34" // a public address, on this namespace's loopback only
+	e.write("slow.py", slowServer)
+	e.write("http.yaml", `name: http
+approval: {default: auto}
+sandbox:
+  limits: {timeout: 1s}
+steps:
+  - {name: slow, type: tool, tool: http_request, args: {url: "http://`+addr+`/"}, continue_on_error: true}
+`)
+	script := `ip link set lo up && ip addr add ` + addr + `/32 dev lo || exit 99
+python3 slow.py ` + addr + ` & server=$!
+while [ ! -e ready ]; do sleep 0.05; done
+"$AWF" run http.yaml --output json; code=$?
+kill $server
+exit $code`
+	cmd := exec.CommandContext(t.Context(), "unshare", "-n", "sh", "-c", script)
+	cmd.Dir, cmd.Env = e.dir, append(e.environ(), "AWF="+awfBin)
+	r := e.capture(cmd, []string{"run", "http.yaml"})
+	if r.code == 99 {
+		t.Skipf("cannot set up the network namespace: %s", r.stderr)
+	}
+	res := e.wantExit(r, 0, []string{"run", "http.yaml"})
+	var run runResult
+	if err := json.Unmarshal([]byte(res.stdout), &run); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, res.stdout)
+	}
+	s := e.state(run.RunID).States["slow"]
+	if s == nil || s.Status != state.Failed || !strings.Contains(s.Error, "reading the response body: timed out after 1s") {
+		t.Errorf("step = %+v; want failed, timed out after 1s (limits.timeout) while reading the body", s)
 	}
 }

@@ -235,7 +235,13 @@ func (r *Registry) buildLocked(e *entry, chain []string, probs *workflow.Problem
 	}
 	e.target = target
 	if e.alias != nil {
-		e.Tool = &aliasTool{name: e.Name, desc: e.alias.Description, target: target.Tool}
+		t, err := narrowed(target.Tool, e.alias.Restrictions)
+		if err != nil {
+			*probs = append(*probs, problem(e, "%s %q: %v", what, e.Name, err))
+			r.removeLocked(e)
+			return false
+		}
+		e.Tool = &aliasTool{name: e.Name, desc: e.alias.Description, target: t}
 		e.Version, e.Tags, e.cacheable, e.propTypes = target.Version, target.Tags, target.cacheable, target.propTypes
 		return true
 	}
@@ -339,4 +345,20 @@ func propTypes(schema json.RawMessage) map[string][]string {
 		}
 	}
 	return out
+}
+
+// narrowed is t under restrictions r (nil: t itself). Only a tool whose processes run under
+// the sandbox policy can be narrowed; restricting any other is an error, so that no
+// restriction is written that nothing enforces.
+func narrowed(t tool.Tool, r *workflow.Restrictions) (tool.Tool, error) {
+	if r == nil {
+		return t, nil
+	}
+	n, ok := unwrap(t).(tool.Narrowable)
+	if !ok {
+		return nil, fmt.Errorf("restrictions cannot narrow tool %q: only tools that run processes under the sandbox "+
+			"policy (shell, command templates, wrapped .tool files) can be restricted; a manifest's steps call other "+
+			"tools (restrict those), an MCP tool runs in its server", t.Name())
+	}
+	return n.Narrow(r)
 }

@@ -77,7 +77,8 @@ func (t *metaTool) Execute(ctx context.Context, inv tool.Invocation) tool.Result
 		res, _ := t.r.nested(ctx, parent, t.e, i+1, true,
 			ports.ToolRequest{Name: m.Pinned(s.Tool), Args: args, Input: input, Provider: s.Provider})
 		if !res.Succeeded() {
-			return tool.Result{Status: tool.StatusError, Output: res.Output,
+			// A step the policy refused refuses the whole call, as the same layer and rule.
+			return tool.Result{Status: tool.StatusError, Output: res.Output, Denied: res.Denied, Refusal: res.Refusal,
 				Error: fmt.Sprintf("%s: step %d (%s) failed: %s", m.Name, i+1, s.Tool, res.Error)}
 		}
 		vars[s.OutputVar], last = res.Output, res.Output

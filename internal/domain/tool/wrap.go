@@ -17,6 +17,19 @@ type Alias struct {
 	Level  Level
 	Source string // the defining file, or a word such as "builtin"
 	Pos    workflow.Pos
+	// Restrictions narrow the target's sandbox policy (a workflow's `use:` entry with
+	// restrictions): the target must be Narrowable, or the alias is not built.
+	Restrictions *workflow.Restrictions
+}
+
+// Narrowable is a tool whose processes run under the workflow's sandbox policy, which a
+// tools: entry's restrictions can narrow: the shell, command templates, wrapped tools.
+// Narrow returns the tool under the policy narrowed by r as well as by any restrictions it
+// already has. Tools whose work happens elsewhere (manifests, whose steps call other tools;
+// MCP tools, run by their server) are not Narrowable: restricting them is an error, never
+// a restriction nobody enforces.
+type Narrowable interface {
+	Narrow(r *workflow.Restrictions) (Tool, error)
 }
 
 // WrapSpec is a wrapped tool of seed 004: a tool of its own name, description and

@@ -1,6 +1,10 @@
 package workflow
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // Approval decisions and modes.
 const (
@@ -50,6 +54,62 @@ type Restrictions struct {
 	// Exec "allowlist" makes the kernel enforce Commands for this tool's processes (see
 	// Policy.Exec); "" leaves the workflow's choice.
 	Exec string
+}
+
+// And returns restrictions no wider than either r or o (nil: none), for a tool restricted
+// twice (a restricted shell wrapped by a .tool file that a `use:` entry restricts again). Lists
+// set on both sides keep what both name: the same entry, or for paths an entry of one side
+// inside a whole tree ("dir/**") of the other. The result may allow less than the exact
+// intersection, never more. Exec "allowlist" on either side wins.
+func (r *Restrictions) And(o *Restrictions) *Restrictions {
+	switch {
+	case r == nil:
+		return o
+	case o == nil:
+		return r
+	}
+	exec := r.Exec
+	if exec == "" || o.Exec == "allowlist" {
+		exec = o.Exec
+	}
+	return &Restrictions{
+		Paths:    andList(r.Paths, o.Paths, pathWithin),
+		Commands: andList(r.Commands, o.Commands, func(a, b string) bool { return a == b }),
+		Hosts:    andList(r.Hosts, o.Hosts, func(a, b string) bool { return a == b }),
+		Exec:     exec,
+	}
+}
+
+// andList keeps the entries of a inside an entry of b and those of b inside an entry of a;
+// a nil list is no limit.
+func andList(a, b []string, inside func(x, of string) bool) []string {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	out := []string{}
+	keep := func(xs, of []string) {
+		for _, x := range xs {
+			if slices.ContainsFunc(of, func(y string) bool { return inside(x, y) }) && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+	}
+	keep(a, b)
+	keep(b, a)
+	return out
+}
+
+// pathWithin reports whether every path glob x matches lies inside glob of: x equals it, or
+// of is a whole tree "dir/**" (dir with no metacharacter) holding x.
+func pathWithin(x, of string) bool {
+	if x == of {
+		return true
+	}
+	tree, ok := strings.CutSuffix(of, "/**")
+	return ok && !strings.ContainsAny(tree, "*?[{") && strings.HasPrefix(x, tree+"/")
 }
 
 // Policy is the workflow-wide sandbox policy (DESIGN section 5).

@@ -212,6 +212,7 @@ func (v *validator) tools() {
 		v.oneOf(path+".approval", t.Pos, describeNamed("tool", t.Name), "approval", t.Approval, approvalModes, true)
 		v.toolKind(path, t)
 		v.params(path, t)
+		v.restrictions(path, t)
 		if r := t.Restrictions; r != nil {
 			v.oneOf(path+".restrictions.exec", t.Pos, describeNamed("tool", t.Name), "exec", r.Exec, execModes, true)
 		}
@@ -289,6 +290,7 @@ func (v *validator) policy() {
 	v.oneOf("sandbox.enforce", p.Pos, "", "enforce", p.Enforce, enforceModes, true)
 	v.oneOf("sandbox.exec", p.Pos, "", "exec", p.Exec, execModes, true)
 	v.oneOf("sandbox.backend", p.Pos, "", "backend", p.Backend, backends, true)
+	v.interpreters("sandbox.commands", p.Pos, p.Commands)
 	if p.Image != "" && p.Backend != "container" {
 		v.warnf("sandbox.image", p.Pos, "image is used only with backend: container")
 	}

@@ -32,6 +32,10 @@ type conn struct {
 	spec workflow.MCPServer
 	cfg  *SourceConfig
 
+	// onListChanged, when set before start, is called (on its own goroutine) each time the
+	// server says its list of tools changed (notifications/tools/list_changed).
+	onListChanged func()
+
 	mu      sync.Mutex
 	sess    *sdk.ClientSession
 	cmd     *exec.Cmd
@@ -48,7 +52,13 @@ func newConn(name string, spec workflow.MCPServer, cfg *SourceConfig) *conn {
 // start connects to the server: runs its command (stdio) or opens its URL (streamable HTTP)
 // and performs the MCP handshake within ctx.
 func (c *conn) start(ctx context.Context) error {
-	client := sdk.NewClient(&sdk.Implementation{Name: "awf", Version: c.cfg.Version}, nil)
+	var opts *sdk.ClientOptions
+	if c.onListChanged != nil {
+		opts = &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			go c.onListChanged() // it lists the tools: not on the session's reading goroutine
+		}}
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "awf", Version: c.cfg.Version}, opts)
 	sess, err := client.Connect(ctx, c.transport(), nil)
 	if err != nil {
 		c.stopProcess()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +29,10 @@ type remoteTool struct {
 	// timeout bounds a call whose context has no deadline; maxOutput caps the text kept.
 	timeout   time.Duration
 	maxOutput int
+	// changed says why the server's tool is no longer the one awf loaded (and the run's lock
+	// file checked), once the server changed or removed it during the run; calls are then
+	// refused.
+	changed atomic.Pointer[string]
 }
 
 var (
@@ -83,6 +88,26 @@ func inputSchema(v any) (json.RawMessage, error) {
 	return json.Marshal(m)
 }
 
+// differs says what differs between t and the server's tool as it lists it now (nil: it no
+// longer has it), or "" when nothing does.
+func (t *remoteTool) differs(now *sdk.Tool) string {
+	if now == nil {
+		return "removed"
+	}
+	nt, err := newRemoteTool(t.name, t.conn, now)
+	if err != nil {
+		return "schema"
+	}
+	var what []string
+	if nt.desc != t.desc {
+		what = append(what, "description")
+	}
+	if string(nt.params) != string(t.params) {
+		what = append(what, "schema")
+	}
+	return strings.Join(what, ", ")
+}
+
 // Name returns the registered name, server__tool.
 func (t *remoteTool) Name() string { return t.name }
 
@@ -120,6 +145,9 @@ func (t *remoteTool) Meta(args map[string]any) string {
 // model: a server that stopped (before or during the call), a call that timed out, an error
 // the tool reported.
 func (t *remoteTool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
+	if why := t.changed.Load(); why != nil {
+		return tool.Refused("pin", "tool_changed", *why)
+	}
 	if _, ok := ctx.Deadline(); !ok && t.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t.timeout)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
@@ -149,6 +151,7 @@ func (s *Source) loadServer(name string) ([]tool.Tool, workflow.Problems) {
 		return nil, fail(fmt.Errorf("MCP server %q needs a command or a url", name))
 	}
 	c := newConn(name, spec, &s.cfg)
+	c.onListChanged = func() { s.recheck(name) }
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StartTimeout)
 	defer cancel()
 	if err := c.start(ctx); err != nil {
@@ -182,6 +185,39 @@ func (s *Source) loadServer(name string) ([]tool.Tool, workflow.Problems) {
 	}
 	slices.SortFunc(s.tools[name], func(a, b *remoteTool) int { return strings.Compare(a.name, b.name) })
 	return out, probs
+}
+
+// recheck lists the tools of server name again after it said they changed, and refuses from
+// then on the calls of every tool whose description or schema is no longer the one loaded at
+// the start of the run (which the lock file, if any, was checked against): a server cannot
+// change a tool under a running workflow (a rug pull). New tools are not added.
+func (s *Source) recheck(name string) {
+	s.mu.Lock()
+	c, tools := s.conns[name], slices.Clone(s.tools[name])
+	s.mu.Unlock()
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.StartTimeout)
+	defer cancel()
+	listed, err := c.list(ctx)
+	if err != nil {
+		s.cfg.Log.Warn("MCP server changed its tools and could not list them again", "server", name, "error", err)
+		return
+	}
+	now := make(map[string]*sdk.Tool, len(listed))
+	for _, t := range listed {
+		now[t.Name] = t
+	}
+	for _, rt := range tools {
+		what := rt.differs(now[rt.remote])
+		if what == "" || rt.changed.Load() != nil {
+			continue
+		}
+		why := fmt.Sprintf("MCP server %q changed tool %s during the run (%s): its calls are refused; review it, then run awf tools lock", name, rt.remote, what)
+		rt.changed.Store(&why)
+		s.cfg.Log.Warn("MCP server changed a tool during the run: refused", "server", name, "tool", rt.remote, "changed", what)
+	}
 }
 
 func startError(err error, timeout time.Duration) error {

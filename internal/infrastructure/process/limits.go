@@ -18,13 +18,14 @@ import (
 	"syscall"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 	"golang.org/x/sys/unix"
 )
 
 // Resources a sandbox limit bounds, as the helper names them in a limit record.
 const (
-	resourceMemory = "memory"
-	resourcePIDs   = "pids"
+	resourceMemory = sandbox.ResourceMemory
+	resourcePIDs   = sandbox.ResourcePIDs
 )
 
 // maxCrashReport bounds what the parent keeps of the helper runtime's crash output.

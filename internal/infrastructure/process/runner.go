@@ -159,7 +159,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	case waitErr != nil:
 		return res, fault.Wrap(fault.System, fmt.Errorf("wait for process helper: %w", waitErr))
 	}
-	return res, r.helperError(status, res, launch.limits())
+	return res, r.helperError(status, res, launch)
 }
 
 // prepare checks the request and builds what goes on the wire.
@@ -191,15 +191,20 @@ func (r *Runner) prepare(req ports.ProcessRequest) (*Request, error) {
 }
 
 // helperError turns the status records into Run's error: the resource limit that stopped the
-// script (lim: the limits the sandbox set), a crash of the helper, a failure the helper
-// reported, or none at all, which means the executable did not act as a helper.
-func (r *Runner) helperError(data []byte, res ports.ProcessResult, lim sandbox.Limits) error {
+// script (the helper's report, or its cgroup's for a script that failed), a crash of the
+// helper, a failure the helper reported, or none at all, which means the executable did not
+// act as a helper.
+func (r *Runner) helperError(data []byte, res ports.ProcessResult, sb *sandboxLaunch) error {
 	st, err := parseStatus(data)
 	if err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("process helper status: %w", err))
 	}
+	if st.limit == "" && res.ExitCode != 0 {
+		st.limit = sb.limitReached()
+	}
 	switch {
 	case st.limit != "":
+		lim := sb.limits()
 		return limitError(st.limit, lim.Memory, lim.PIDs)
 	case st.crash != "":
 		return crashError(st.crash)

@@ -87,6 +87,15 @@ func (l *sandboxLaunch) limits() sandbox.Limits {
 	return l.Spec.Limits
 }
 
+// limitReached names the resource whose cgroup limit stopped a process of the helper, if any
+// (sandbox.Launch.LimitReached); call it once the helper has exited, before Close.
+func (l *sandboxLaunch) limitReached() string {
+	if l == nil {
+		return ""
+	}
+	return l.LimitReached()
+}
+
 // extraFiles are the descriptors the helper inherits after the request and status pipes.
 func (l *sandboxLaunch) extraFiles() []*os.File {
 	if l == nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,6 +53,37 @@ func createCgroup(dir string, lim Limits) (*cgroup, error) {
 	}
 	cg.fd = fd
 	return cg, nil
+}
+
+// LimitReached names the resource whose cgroup limit stopped something in the helper's cgroup
+// (ResourceMemory when the OOM killer killed a process, ResourcePIDs when a fork was refused),
+// or "" when none did or there is no cgroup. Call it after the helper exits, before Close.
+func (l *Launch) LimitReached() string {
+	if l.cg == nil {
+		return ""
+	}
+	switch {
+	case eventCount(filepath.Join(l.cg.dir, "memory.events"), "oom_kill") > 0:
+		return ResourceMemory
+	case eventCount(filepath.Join(l.cg.dir, "pids.events"), "max") > 0:
+		return ResourcePIDs
+	}
+	return ""
+}
+
+// eventCount reads one counter of a cgroup events file ("oom_kill 2"); 0 when it cannot.
+func eventCount(file, key string) int64 {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), key+" "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // remove kills whatever is left in the cgroup and removes it. The helper's pid namespace

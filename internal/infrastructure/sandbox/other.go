@@ -32,6 +32,9 @@ type Launch struct {
 // ExtraFiles returns nothing outside Linux.
 func (l *Launch) ExtraFiles(first int) []*os.File { return nil }
 
+// LimitReached reports nothing outside Linux, where no limit is set.
+func (l *Launch) LimitReached() string { return "" }
+
 // Close does nothing outside Linux.
 func (l *Launch) Close() error { return nil }
 

@@ -32,6 +32,7 @@ type Launch struct {
 
 	files   []*os.File // idmapping user namespaces, owned by the cache
 	cleanup []func() error
+	cg      *cgroup // nil without one
 }
 
 // ExtraFiles returns the descriptors the helper must inherit, numbered from first (the
@@ -271,6 +272,7 @@ func (l *Launch) makeCgroup(s *Spec, rep Report) error {
 		return nil // rlimits stand in
 	}
 	l.cleanup = append(l.cleanup, cg.remove)
+	l.cg = cg
 	l.SysProcAttr.UseCgroupFD, l.SysProcAttr.CgroupFD = true, cg.fd
 	s.Plan.Cgroup = dir
 	return nil

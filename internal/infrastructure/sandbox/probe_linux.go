@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -44,9 +43,6 @@ func probe() Report {
 		r.Namespaces = r.UserNS && canClone(nsFlags|syscall.CLONE_NEWUSER, false)
 	}
 	r.IDMap = kernelAtLeast(r.Kernel, 5, 12)
-	if p, err := exec.LookPath("bwrap"); err == nil {
-		r.Bwrap = p
-	}
 	r.Cgroup = probeCgroup()
 	r.Layers = r.verdicts()
 	return r

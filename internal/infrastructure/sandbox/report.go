@@ -29,10 +29,7 @@ type Report struct {
 	Namespaces bool `json:"namespaces"`
 	// IDMap says the kernel has idmapped mounts (5.12+); a file system that refuses them
 	// makes the helper keep root without capabilities instead of dropping to 65534.
-	IDMap bool `json:"idmapped_mounts"`
-	// Bwrap is the path of bubblewrap when installed. awf does not need it: it sets up the
-	// same namespaces itself, and drops root, which bubblewrap run by root does not.
-	Bwrap  string     `json:"bwrap,omitempty"`
+	IDMap  bool       `json:"idmapped_mounts"`
 	Cgroup CgroupInfo `json:"cgroup"`
 	// Layers is the verdict per layer, in Layers() order.
 	Layers []LayerStatus `json:"layers"`
@@ -179,11 +176,6 @@ func (r Report) verdicts() []LayerStatus {
 func (r Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "sandbox on %s/%s, kernel %s, uid %d\n", r.OS, r.Arch, r.Kernel, r.UID)
-	bwrap := r.Bwrap
-	if bwrap == "" {
-		bwrap = "not installed (not needed)"
-	}
-	fmt.Fprintf(&b, "bubblewrap: %s\n", bwrap)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAYER\tSTATUS\tDETAIL")
 	for _, s := range r.Layers {
@@ -198,5 +190,21 @@ func (r Report) String() string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Layer, state, detail)
 	}
 	tw.Flush()
+	b.WriteString(r.verdict())
 	return b.String()
+}
+
+// verdict is the report's last line: what the missing layers mean for a run, or that none is.
+func (r Report) verdict() string {
+	var missing []string
+	for _, s := range r.Layers {
+		if !s.Available {
+			missing = append(missing, string(s.Layer))
+		}
+	}
+	if len(missing) == 0 {
+		return "every layer is available: tool processes run under all of them\n"
+	}
+	return fmt.Sprintf("missing: %s. Tools still run under the other layers; a workflow that lists a missing layer in sandbox.require, or sets enforce: strict, refuses its tools on this machine.\n",
+		strings.Join(missing, ", "))
 }

@@ -69,6 +69,13 @@ type Network struct {
 	ProxyPort int `json:"proxy_port,omitempty"`
 }
 
+// Resources whose limit can stop a sandboxed script, as LimitReached and the process helper
+// name them.
+const (
+	ResourceMemory = "memory"
+	ResourcePIDs   = "pids"
+)
+
 // Limits are the resource limits of a Spec; zero means none (NoFile: DefaultNoFile).
 type Limits struct {
 	// Memory caps the private writable memory of each process (RLIMIT_DATA), or of the

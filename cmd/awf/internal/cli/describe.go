@@ -4,15 +4,12 @@ import (
 	"context"
 	"strings"
 
-	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
-
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/application/registry"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
-	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/factory"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
@@ -31,13 +28,7 @@ func (w *toolWiring) describe(wf *workflow.Workflow, workDir string, opts cmduti
 		return nil, nil, err
 	}
 	// Nothing runs: the process runner only completes the tools' configuration.
-	builtins, workflowTools, err := toolwire.Sources(wf, workDir, f.Templater(), f.Environ, process.New(process.Config{}), nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := reg.Load(builtins, workflowTools,
-		manifest.Project("."), manifest.User(f.Getenv),
-		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)}); err != nil {
+	if _, err := w.load(reg, wf, workDir, process.New(process.Config{}), nil); err != nil {
 		return nil, nil, err
 	}
 	providers, err := providerSource(f, f.Environ, opts)

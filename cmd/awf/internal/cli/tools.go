@@ -15,6 +15,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
+	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
 )
 
@@ -89,19 +90,55 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	}
 	procs, stop := toolwire.Processes(workDir, f.Log())
 	f.Cleanup = append(f.Cleanup, stop)
+	warnings, err := w.load(reg, wf, workDir, procs, mcpTools)
+	if err != nil {
+		return nil, err
+	}
+	pinWarnings, err := toolwire.CheckPins(wf.Path, toolwire.Pins(reg.List()))
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, pinWarnings...)
+	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Refuser: gate, Validator: validator, Warnings: warnings,
+		Audit: log, Settler: w.approver()}, nil
+}
+
+// load loads into reg every tool a run of wf in workDir can reach: built-ins, the workflow's
+// tools, project, user and installed tools, and mcpTools (nil: none).
+func (w *toolWiring) load(reg *registry.Registry, wf *workflow.Workflow, workDir string, procs ports.ProcessRunner, mcpTools ports.ToolSource) (workflow.Problems, error) {
+	f := w.f
 	builtins, workflowTools, err := toolwire.Sources(wf, workDir, f.Templater(), f.Environ, procs, nil)
 	if err != nil {
 		return nil, err
 	}
-	warnings, err := reg.Load(builtins, workflowTools,
-		manifest.Project("."), manifest.User(f.Getenv),
-		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)},
-		mcpTools)
-	if err != nil {
-		return nil, err
+	sources := []ports.ToolSource{builtins, workflowTools, manifest.Project("."), manifest.User(f.Getenv),
+		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)}}
+	if mcpTools != nil {
+		sources = append(sources, mcpTools)
 	}
-	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Refuser: gate, Validator: validator, Warnings: warnings,
-		Audit: log, Settler: w.approver()}, nil
+	return reg.Load(sources...)
+}
+
+// pins is Factory.Pins: the pins of the tools a run of wf in workDir would use, its MCP
+// servers started as a run starts them, from a registry with no pipeline stage (nothing is
+// approved or audited: nothing runs), not checked against any lock file.
+func (w *toolWiring) pins(wf *workflow.Workflow, workDir string) (map[string]tool.Pin, workflow.Problems, error) {
+	mcpTools, err := mcpSource(w.f, wf, workDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := registry.New(registry.Config{
+		Validator: schema.New(), Clock: ports.ClockFunc(nowFunc), Context: tool.Context{WorkDir: workDir},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Nothing runs: the process runner only completes the tools' configuration.
+	warnings, err := w.load(reg, wf, workDir, process.New(process.Config{}), mcpTools)
+	if err != nil {
+		return nil, warnings, err
+	}
+	return toolwire.Pins(reg.List()), warnings, nil
 }
 
 // keyEnvNames lists the variables holding provider API keys, by the resolved configuration.

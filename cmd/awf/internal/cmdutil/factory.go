@@ -6,6 +6,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/application/runner"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
 )
@@ -38,6 +39,10 @@ type Factory struct {
 	// --replay), resolved without calling a model; a --record cassette is never written. Nil
 	// means agent steps are shown as written.
 	Describe func(wf *workflow.Workflow, workDir string, opts RunnerOptions) (ports.ToolCatalog, ports.ProviderSource, error)
+	// Pins gives `awf tools lock` the pins of the tools a run of wf in workDir would use
+	// (tool.Pin: digests of description, schema, definition file), without checking them
+	// against a lock file; the warnings are the registry's.
+	Pins func(wf *workflow.Workflow, workDir string) (map[string]tool.Pin, workflow.Problems, error)
 	// Pause, when set by a command with live progress, stops the progress drawing while a
 	// prompt is on screen; the returned function resumes it.
 	Pause func() (resume func())

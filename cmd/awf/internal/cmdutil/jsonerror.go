@@ -33,7 +33,7 @@ func NewErrorJSON(err error, code int) *ErrorJSON {
 	case errors.As(err, &ps) && len(ps.Errors()) > 0:
 		p := ps.Errors()[0]
 		e.File, e.Line, e.Column = p.Pos.File, p.Pos.Line, p.Pos.Col
-	case errors.As(err, &pathErr):
+	case errors.As(err, &pathErr) && fault.KindOf(err) == fault.Usage: // a file the user named
 		e.File = pathErr.Path
 	}
 	return e

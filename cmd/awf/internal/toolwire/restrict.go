@@ -28,12 +28,13 @@ func FilePolicy(wf *workflow.Workflow, workDir string) file.Policy {
 	return p
 }
 
-// WebPolicy is http_request's policy from the workflow's sandbox hosts.
+// WebPolicy is http_request's policy from the workflow's sandbox: its hosts, and its
+// limits.timeout as the bound of a whole exchange (connection to last body byte).
 func WebPolicy(wf *workflow.Workflow) httptool.Policy {
 	if wf.Sandbox == nil {
 		return httptool.Policy{}
 	}
-	return httptool.Policy{Hosts: wf.Sandbox.Hosts}
+	return httptool.Policy{Hosts: wf.Sandbox.Hosts, Timeout: wf.Sandbox.Limits.Timeout}
 }
 
 // Restricted builds the tool of a `builtin: true` entry with restrictions: the built-in with
@@ -72,7 +73,7 @@ func Restricted(files file.Policy, web httptool.Policy, exec command.Config) fun
 			p.Hosts = r.Hosts
 			return httptool.New(p)
 		}
-		return nil, nil
+		return nil, restrictionError(spec, "awf has no built-in %q whose restrictions it could enforce", spec.Name)
 	}
 }
 

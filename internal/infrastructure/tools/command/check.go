@@ -93,4 +93,3 @@ func absDir(dir string) (string, error) {
 	}
 	return filepath.Abs(dir)
 }
-

@@ -62,6 +62,7 @@ var (
 	_ tool.Summarizer = (*Tool)(nil)
 	_ tool.Annotated  = (*Tool)(nil)
 	_ tool.Located    = (*Tool)(nil)
+	_ tool.Narrowable = (*Tool)(nil)
 )
 
 // New builds the tool of a tools: entry with a command. A bad parameter list or a missing
@@ -155,6 +156,13 @@ func (t *Tool) request(template string, call tool.Invocation) (ports.ProcessRequ
 	}
 	return ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
 		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit}, nil
+}
+
+// Narrow returns the tool under its policy narrowed by r too.
+func (t *Tool) Narrow(r *workflow.Restrictions) (tool.Tool, error) {
+	n := *t
+	n.cfg.Restrictions = n.cfg.Restrictions.And(r)
+	return &n, nil
 }
 
 // Result turns a finished process into a tool result: standard output for the model; for a

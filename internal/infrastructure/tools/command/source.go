@@ -79,5 +79,5 @@ func useAlias(spec workflow.ToolSpec) (tool.Alias, error) {
 		target = owner + "/" + name
 	}
 	return tool.Alias{Name: spec.Name, Target: target, Constraint: constraint, Description: spec.Description,
-		Source: spec.Pos.File, Pos: spec.Pos}, nil
+		Source: spec.Pos.File, Pos: spec.Pos, Restrictions: spec.Restrictions}, nil
 }

@@ -53,7 +53,15 @@ var (
 	_ tool.Summarizer = (*Wrapped)(nil)
 	_ tool.Annotated  = (*Wrapped)(nil)
 	_ tool.Located    = (*Wrapped)(nil)
+	_ tool.Narrowable = (*Wrapped)(nil)
 )
+
+// Narrow returns the wrapped tool under its policy narrowed by r too.
+func (w *Wrapped) Narrow(r *workflow.Restrictions) (tool.Tool, error) {
+	n := *w
+	n.cfg.Restrictions = n.cfg.Restrictions.And(r)
+	return &n, nil
+}
 
 // NewWrapped builds a wrapped tool. Config.Process is required; Templater is not used. A
 // @command that is not one simple command of literal words and {param} placeholders is a

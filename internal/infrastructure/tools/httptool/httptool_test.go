@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -411,6 +412,26 @@ func TestResponses(t *testing.T) {
 	}
 	wantError(t, do(t, tl, map[string]any{"url": srv.URL + "/slow", "timeout": 0.05}), "timeout", "timed out after 50ms")
 	wantError(t, do(t, tl, map[string]any{"url": "http://nonexistent.invalid/"}), "dns", "resolve nonexistent.invalid")
+}
+
+// TestPolicyTimeoutCoversTheBody: the policy's timeout bounds the whole exchange, a body that
+// trickles after prompt headers included.
+func TestPolicyTimeoutCoversTheBody(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		for {
+			w.Write([]byte("x"))
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	})
+	tl := newTool(t, Policy{AllowPrivate: true, Timeout: 200 * time.Millisecond})
+	wantError(t, do(t, tl, map[string]any{"url": srv.URL}), "slow body", "reading the response body: timed out after 200ms")
 }
 
 func TestConnectionErrorIsResult(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/tools/command"
 )
 
@@ -35,6 +36,7 @@ var (
 	_ tool.Summarizer = (*Tool)(nil)
 	_ tool.Annotated  = (*Tool)(nil)
 	_ tool.Wrappable  = (*Tool)(nil)
+	_ tool.Narrowable = (*Tool)(nil)
 )
 
 // New returns the shell tool. cfg.Process is required; cfg.Dir is the working directory
@@ -124,4 +126,11 @@ func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 // shell tool's working directory, environment and limits.
 func (t *Tool) Wrap(spec tool.WrapSpec) (tool.Tool, error) {
 	return command.NewWrapped(spec, t.cfg)
+}
+
+// Narrow returns the shell under its policy narrowed by r too.
+func (t *Tool) Narrow(r *workflow.Restrictions) (tool.Tool, error) {
+	cfg := t.cfg
+	cfg.Restrictions = cfg.Restrictions.And(r)
+	return NewNamed(t.name, cfg)
 }

@@ -150,7 +150,9 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 	if err != nil {
 		return ts, fmt.Errorf("tools: %w", err)
 	}
-	return ts, nil
+	pins, err := toolwire.CheckPins(wf.Path, toolwire.Pins(ts.Registry.List()))
+	ts.Warnings = append(ts.Warnings, pins...)
+	return ts, err
 }
 
 // sources are where the toolset's tools come from, as for runs (toolwire): built-ins and the

@@ -198,13 +198,16 @@ func resumed(run *state.RunState) string {
 	return fmt.Sprintf(" active, resumed %d times", run.Resumed)
 }
 
-// arguments shows a call's arguments as compact JSON.
+// arguments shows a call's arguments as compact JSON, as the model or the workflow gave them
+// (no HTML escapes).
 func arguments(args map[string]any) string {
-	data, err := json.Marshal(args)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
 		return fmt.Sprint(args)
 	}
-	return string(data)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // head keeps the first n lines of s, saying how many more there were.

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
-	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
@@ -97,16 +95,11 @@ type MCPListResult struct {
 // server that does not start is a fault.Invalid error at its mcp_servers entry.
 func runListMCP(_ context.Context, opts *ListOptions) error {
 	f := opts.Factory
-	res, err := compile.File(f.Loader(), f.Templater(), opts.Workflow)
+	wf, workDir, err := loadWorkflow(f, opts.IO, opts.Workflow)
 	if err != nil {
 		return err
 	}
-	printWarnings(opts.IO, res.Warnings)
-	workDir, err := os.Getwd()
-	if err != nil {
-		return fault.Wrap(fault.System, fmt.Errorf("working directory: %w", err))
-	}
-	list, err := awfmcp.ListTools(res.Workflow.MCPServers,
+	list, err := awfmcp.ListTools(wf.MCPServers,
 		awfmcp.SourceConfig{Dir: workDir, Environ: f.Environ, Version: f.Version, Log: f.Log()})
 	if err != nil {
 		return fmt.Errorf("MCP servers of %s: %w", opts.Workflow, err)
@@ -122,7 +115,7 @@ func runListMCP(_ context.Context, opts *ListOptions) error {
 		return cmdutil.WriteJSON(opts.IO.Out, out)
 	}
 	switch {
-	case len(res.Workflow.MCPServers) == 0:
+	case len(wf.MCPServers) == 0:
 		fmt.Fprintf(opts.IO.ErrOut, "%s declares no MCP servers (mcp_servers:)\n", opts.Workflow)
 		return nil
 	case len(out.Tools) == 0:

@@ -55,6 +55,7 @@ policy, or a package whose checksum does not match the registry's index).`,
 		newCmdInstall(f, runF),
 		newCmdIndex(f, runF),
 		newCmdParse(f, runF),
+		newCmdLock(f, runF),
 	)
 	return cmd
 }
@@ -90,6 +91,21 @@ func toolSet(f *cmdutil.Factory, ios *iostreams.IOStreams, file string) (*cmduti
 	}
 	printWarnings(ios, set.Warnings)
 	return set, wf, nil
+}
+
+// loadWorkflow compiles the workflow file, prints its warnings, and returns it with the
+// working directory a run of it would have.
+func loadWorkflow(f *cmdutil.Factory, ios *iostreams.IOStreams, file string) (*workflow.Workflow, string, error) {
+	res, err := compile.File(f.Loader(), f.Templater(), file)
+	if err != nil {
+		return nil, "", err
+	}
+	printWarnings(ios, res.Warnings)
+	workDir, err := os.Getwd()
+	if err != nil {
+		return nil, "", fault.Wrap(fault.System, fmt.Errorf("working directory: %w", err))
+	}
+	return res.Workflow, workDir, nil
 }
 
 func printWarnings(ios *iostreams.IOStreams, ps workflow.Problems) {

@@ -5,15 +5,18 @@ package validate
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
+	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
 	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/toollock"
 )
 
 // Options are everything `awf validate` needs.
@@ -77,6 +80,11 @@ func runValidate(ctx context.Context, opts *Options) error {
 	var firstErr error
 	for _, file := range opts.Files {
 		res, err := compile.File(f.Loader(), f.Templater(), file)
+		if err == nil {
+			var pins workflow.Problems
+			pins, err = lockProblems(f, res.Workflow)
+			res.Warnings = append(res.Warnings, pins...)
+		}
 		fr := FileResult{File: file, Valid: err == nil, Errors: []Finding{}, Warnings: findings(res.Warnings)}
 		if res.Workflow != nil {
 			fr.Workflow = res.Workflow.Name
@@ -96,17 +104,26 @@ func runValidate(ctx context.Context, opts *Options) error {
 			printText(opts.IO, fr, res.Warnings, err)
 		}
 	}
-	if opts.Output.JSON() {
-		if err := cmdutil.WriteJSON(opts.IO.Out, map[string]any{"files": results}); err != nil {
-			return err
-		}
-	}
+	report := &Report{Files: results}
 	if firstErr != nil {
 		// Already printed in full; the exit code carries the kind.
-		return silent{firstErr, len(opts.Files)}
+		return cmdutil.FailWith(opts.Output, report, silent{firstErr, len(opts.Files)})
+	}
+	if opts.Output.JSON() {
+		return cmdutil.WriteJSON(opts.IO.Out, report)
 	}
 	return nil
 }
+
+// Report is the JSON object of `awf validate`: every file's findings and, when a file is
+// invalid, the error (its first problem's position and the exit code).
+type Report struct {
+	Files []FileResult       `json:"files"`
+	Error *cmdutil.ErrorJSON `json:"error,omitempty"`
+}
+
+// SetError implements cmdutil.WithError.
+func (r *Report) SetError(e *cmdutil.ErrorJSON) { r.Error = e }
 
 func printText(ios *iostreams.IOStreams, fr FileResult, warnings workflow.Problems, err error) {
 	for _, w := range warnings {
@@ -142,3 +159,26 @@ func (s silent) Error() string {
 }
 
 func (s silent) Unwrap() error { return s.err }
+
+// lockProblems checks the workflow's tools against its lock file (toolwire.CheckPins),
+// starting the MCP servers its steps use to list their tools. Without a lock file nothing
+// starts, and a workflow with MCP servers gets a warning that their tools are not pinned.
+func lockProblems(f *cmdutil.Factory, wf *workflow.Workflow) (workflow.Problems, error) {
+	if _, err := os.Stat(toollock.Path(wf.Path)); err != nil {
+		if len(wf.MCPServers) == 0 {
+			return nil, nil
+		}
+		return workflow.Problems{{Pos: workflow.Pos{File: wf.Path}, Severity: workflow.SeverityWarning,
+			Msg:  "the tools of its MCP servers are not pinned: there is no lock file",
+			Hint: "run awf tools lock --workflow " + wf.Path}}, nil
+	}
+	workDir, err := os.Getwd()
+	if err != nil {
+		return nil, fault.Wrap(fault.System, fmt.Errorf("working directory: %w", err))
+	}
+	pins, _, err := f.Pins(wf, workDir)
+	if err != nil {
+		return nil, err
+	}
+	return toolwire.CheckPins(wf.Path, pins)
+}
