@@ -108,6 +108,9 @@ type Templater interface {
 type ProcessRequest struct {
 	Script string
 	Vars   map[string]string // bound literally; any size
+	// Argv is the bound command as a reviewer reads it (BoundCommand.Argv), for records;
+	// runners ignore it.
+	Argv [][]string
 	Dir    string
 	// BaseEnv is the environment the script starts from ("K=V" entries); nil means a
 	// minimal one (PATH, HOME, LANG, TMPDIR). Env is added on top.

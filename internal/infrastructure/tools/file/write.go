@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -83,21 +84,43 @@ func (t *WriteFile) Execute(ctx context.Context, call tool.Invocation) tool.Resu
 	if int64(len(content)) > t.c.maxWrite {
 		return tool.Refused(layerSize, ruleMaxWrite, fmt.Sprintf("%s: content is %d bytes, over the limit of %d bytes per call; write the file in parts with append=true", t.Name(), len(content), t.c.maxWrite))
 	}
-	res, err := t.c.writeFile(p, []byte(content), appendMode)
+	msg, ch, err := t.c.writeFile(p, []byte(content), appendMode)
 	if err != nil {
 		return failure(t.Name(), err)
 	}
-	return tool.OK(res)
+	res := tool.OK(msg)
+	res.Changes = []state.FileChange{ch}
+	return res
 }
 
-// writeFile writes content to the file the model named as arg and describes what it did.
-func (c *checker) writeFile(arg string, content []byte, appendMode bool) (string, error) {
+// writeFile writes content to the file the model named as arg, describes what it did and
+// records the change (digests before and after, a diff of a small text file).
+func (c *checker) writeFile(arg string, content []byte, appendMode bool) (string, state.FileChange, error) {
 	tg, err := c.openTarget(arg)
 	if err != nil {
-		return "", err
+		return "", state.FileChange{}, err
 	}
 	defer tg.dir.Close()
 	shown := c.display(tg.abs)
+	var before snapshot
+	if tg.old != nil {
+		if before, err = snap(tg.dir, tg.base); err != nil {
+			return "", state.FileChange{}, fmt.Errorf("read %s: %w", shown, err)
+		}
+	}
+	msg, err := c.put(tg, shown, content, appendMode)
+	if err != nil {
+		return "", state.FileChange{}, err
+	}
+	after, err := snap(tg.dir, tg.base)
+	if err != nil {
+		return "", state.FileChange{}, fmt.Errorf("read %s back: %w", shown, err)
+	}
+	return msg, change(shown, before, after), nil
+}
+
+// put replaces or appends to the target and describes what it did.
+func (c *checker) put(tg target, shown string, content []byte, appendMode bool) (string, error) {
 	if appendMode {
 		size, err := appendFile(tg.dir, tg.base, tg.old, content)
 		if err != nil {
