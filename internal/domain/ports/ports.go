@@ -111,7 +111,7 @@ type ProcessRequest struct {
 	// Argv is the bound command as a reviewer reads it (BoundCommand.Argv), for records;
 	// runners ignore it.
 	Argv [][]string
-	Dir    string
+	Dir  string
 	// BaseEnv is the environment the script starts from ("K=V" entries); nil means a
 	// minimal one (PATH, HOME, LANG, TMPDIR). Env is added on top.
 	BaseEnv     []string
