@@ -103,3 +103,26 @@ func assertEscaped(t *testing.T, what, out string) {
 		t.Errorf("%s printed terminal escapes raw:\n%q", what, out)
 	}
 }
+
+// TestToolsRunEscapes: awf tools run prints a tool's output escaped on a terminal and byte
+// for byte to a pipe.
+func TestToolsRunEscapes(t *testing.T) {
+	e := newEnv(t)
+	args := []string{"tools", "run", "shell", "--arg", `command=printf '\033]0;pwned\007\033[2J\377\n'`, "--yes"}
+	r := e.mustRun(0, args...)
+	if want := "\x1b]0;pwned\x07\x1b[2J\xff\n"; r.stdout != want {
+		t.Errorf("to a pipe: stdout = %q, want %q", r.stdout, want)
+	}
+	p := ptytest.Open(t)
+	cmd := e.cmd(t.Context(), args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Term, p.Term, p.Term
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("awf tools run on a terminal: %v\n%s", err, p.Text())
+	}
+	screen, _ := p.WaitFor(hostileEscaped, 1)
+	assertEscaped(t, "awf tools run on a terminal", screen)
+	if !strings.Contains(screen, hostileEscaped) {
+		t.Errorf("awf tools run on a terminal does not show the output escaped:\n%q", screen)
+	}
+}

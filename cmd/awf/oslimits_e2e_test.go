@@ -26,6 +26,7 @@ steps:
   - {name: interp_memory, type: tool, tool: shell, args: {command: "x=a; while true; do x=$x$x; done"}, continue_on_error: true}
   - {name: background_jobs, type: tool, tool: shell, args: {command: "for i in $(seq 200); do sleep 5 & done; wait"}, continue_on_error: true}
   - {name: stderr_flood, type: tool, tool: shell, args: {command: "echo start; yes >&2"}, continue_on_error: true}
+  - {name: orphans, type: tool, tool: shell, args: {command: "for i in $(seq 300); do sh -c 'true & true'; done; sh -c 'echo still-forking'"}, continue_on_error: true}
   - {name: after, type: tool, tool: shell, args: {command: "echo still-working"}}
 `
 
@@ -76,6 +77,11 @@ func TestLimitsReportTheLimit(t *testing.T) {
 			}
 			noCrash(t, s)
 		})
+	}
+	// Orphans (sh exits before its job) are reaped by the helper, the init of the tool's PID
+	// namespace: as zombies they counted toward the process limit.
+	if s := st.States["orphans"]; s == nil || s.Output != "still-forking\n" {
+		t.Errorf("300 orphaned jobs, each ended, made the process limit refuse a fork: %+v", s)
 	}
 	if s := st.States["after"]; s == nil || s.Output != "still-working\n" {
 		t.Errorf("the step after the limits did not run normally: %+v", s)

@@ -354,3 +354,46 @@ func TestBackendNeverPulls(t *testing.T) {
 		t.Errorf("containers left: %v", left)
 	}
 }
+
+// TestBackendHidesProtectedPaths: a script in a container reads nothing of the protected
+// paths and writes none of them, wherever they are in the workspace (issue 11, item 7).
+func TestBackendHidesProtectedPaths(t *testing.T) {
+	t.Parallel()
+	r, ws, _ := newBackend(t)
+	files := map[string]string{
+		".env": "API_KEY=host-secret-1", "svc/.env.local": "API_KEY=host-secret-2",
+		".git/config": "[core]\n\thooksPath = x\n", ".git/hooks/pre-commit": "#!/bin/sh\n", ".awf/audit.jsonl": "{}\n",
+	}
+	for name, content := range files {
+		path := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := r.Run(t.Context(), ports.ProcessRequest{
+		Script: `cat .env svc/.env.local .git/config; ls -A .awf .git/hooks
+(echo evil > .env) 2>/dev/null && echo wrote-env
+(echo evil > .git/hooks/pre-commit) 2>/dev/null && echo wrote-hook
+(echo evil > .git/hooks/post-checkout) 2>/dev/null && echo made-hook
+(echo evil >> .git/config) 2>/dev/null && echo wrote-config
+echo done`,
+		Dir: ws,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if want := ".awf:\n\n.git/hooks:\ndone\n"; res.Stdout != want {
+		t.Errorf("stdout = %q, want %q: protected paths hidden and read-only\nstderr: %s", res.Stdout, want, res.Stderr)
+	}
+	for name, content := range files {
+		if data, err := os.ReadFile(filepath.Join(ws, name)); err != nil || string(data) != content {
+			t.Errorf("host %s = %q (%v), want %q", name, data, err, content)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "post-checkout")); err == nil {
+		t.Error("a hook was created on the host")
+	}
+}

@@ -99,3 +99,23 @@ func TestThinkingGoesBack(t *testing.T) {
 		t.Errorf("assistant message %+v: thinking (-want +got):\n%s", msgs[1], diff)
 	}
 }
+
+// TestTurnsRecordFinishReasons: every reply's finish reason is recorded, also for a reply
+// that fails the step, after the turns of an earlier attempt.
+func TestTurnsRecordFinishReasons(t *testing.T) {
+	cut := ports.ChatResponse{FinishReason: ports.FinishLength, Content: "Once"}
+	h := newHarness(t, portstest.Calls(1, call("read_file", `{"path":"a"}`)), reply(cut))
+	h.previous = &state.StepState{Turns: []state.Turn{{FinishReason: "stop"}}}
+	h.tool("read_file", tool.Annotations{ReadOnly: true}, ok("read_file"))
+	out, err := h.run(step("read_file"))
+	if err == nil {
+		t.Fatal("a cut-off answer did not fail the step")
+	}
+	want := []state.Turn{{FinishReason: "stop"}, {FinishReason: "tool_calls"}, {FinishReason: "length"}}
+	if diff := cmp.Diff(want, out.Turns); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want[:2], h.rec.state().Turns); diff != "" {
+		t.Errorf("turns saved before the call (-want +got):\n%s", diff)
+	}
+}

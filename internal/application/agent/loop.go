@@ -49,9 +49,11 @@ type loop struct {
 	// estimates what was appended after that reply.
 	est, reported, since int
 
-	turn      int
-	calls     int
-	tokens    state.Tokens
+	turn   int
+	calls  int
+	tokens state.Tokens
+	// turns records each reply, those of earlier attempts first.
+	turns     []state.Turn
 	stoppedBy string
 	content   string
 	// lastOnly makes the next reply the last one: after a json correction, or when max_calls
@@ -217,6 +219,10 @@ func (l *loop) system() string {
 func (l *loop) accept(resp ports.ChatResponse) []state.CallRef {
 	l.turn++
 	l.tokens.Add(resp.Usage)
+	l.turns = append(l.turns, state.Turn{FinishReason: resp.FinishReason, Divergence: resp.Divergence})
+	if resp.Divergence != "" {
+		l.warn("replay: " + resp.Divergence)
+	}
 	var calls []state.CallRef
 	for _, c := range resp.ToolCalls {
 		if c.ID == "" || l.ids[c.ID] {
@@ -266,9 +272,13 @@ func (l *loop) append(m state.Message) {
 func (l *loop) save(ctx context.Context, mutate func(*state.StepState)) error {
 	tokens := l.tokens
 	conv := l.conversation()
+	turns := l.turns[:len(l.turns):len(l.turns)]
 	err := l.sc.Save(ctx, func(s *state.StepState) {
 		if tokens != (state.Tokens{}) {
 			s.Tokens = &tokens
+		}
+		if len(turns) > 0 {
+			s.Turns = turns
 		}
 		if conv != nil {
 			s.Conversation = conv
@@ -296,7 +306,8 @@ func (l *loop) conversation() *state.Conversation {
 
 // outcome is what the step records, also when it fails.
 func (l *loop) outcome(resp any) runner.StepOutcome {
-	o := runner.StepOutcome{Output: l.content, Response: resp, Conversation: l.conversation()}
+	o := runner.StepOutcome{Output: l.content, Response: resp, Conversation: l.conversation(),
+		Turns: l.turns[:len(l.turns):len(l.turns)]}
 	if l.tokens != (state.Tokens{}) {
 		t := l.tokens
 		o.Tokens = &t

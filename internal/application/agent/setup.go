@@ -70,6 +70,9 @@ func (x *Executor) prepare(ctx context.Context, sc runner.StepContext) (*loop, e
 	if sc.Previous != nil && sc.Previous.Tokens != nil {
 		l.tokens = *sc.Previous.Tokens
 	}
+	if sc.Previous != nil {
+		l.turns = slices.Clone(sc.Previous.Turns)
+	}
 	return l, nil
 }
 

@@ -6,14 +6,15 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
 // children compiles the workflows that wf's workflow steps call, at any depth of parallel
 // steps, and checks the inputs each step passes. Each file is compiled once, however often it
-// is called; a file already being compiled up the chain (a recursive workflow, which the
-// runner bounds by depth) is not entered again. Problems inside a child keep the child's
+// is called; a file already being compiled up the chain is a workflow calling itself, directly
+// or through others, which is an error (it would nest runs until the runner's depth limit). Problems inside a child keep the child's
 // positions, with a hint naming the step that calls it (the chain of them, for grandchildren).
 func (c *compiler) children(wf *workflow.Workflow) workflow.Problems {
 	var probs workflow.Problems
@@ -45,6 +46,9 @@ func (c *compiler) child(parent *workflow.Workflow, at string, s *workflow.Step)
 		path = filepath.Join(dir, path)
 	}
 	calledBy := fmt.Sprintf("called by step %q at %s", s.Name, s.FieldPos("workflow"))
+	if p, ok := c.cycle(at, s, absPath(path)); ok {
+		return workflow.Problems{p}
+	}
 	child, seen := c.loaded[absPath(path)]
 	if !seen {
 		child, res, err := c.file(path)
@@ -70,6 +74,26 @@ func (c *compiler) child(parent *workflow.Workflow, at string, s *workflow.Step)
 		return nil // reported where it was first compiled, or a cycle
 	}
 	return checkCall(at, s, child)
+}
+
+// cycle reports a step that calls key, a workflow being compiled up the chain: the chain of
+// files from it back to itself.
+func (c *compiler) cycle(at string, s *workflow.Step, key string) (workflow.Problem, bool) {
+	i := slices.Index(c.active, key)
+	if i < 0 {
+		return workflow.Problem{}, false
+	}
+	names := make([]string, 0, len(c.active)-i+1)
+	for _, p := range append(c.active[i:], key) {
+		names = append(names, filepath.Base(p))
+	}
+	what := "calls its own workflow"
+	if len(names) > 2 {
+		what = "closes a cycle of workflows"
+	}
+	return workflow.Problem{Pos: s.FieldPos("workflow"), Field: at + ".workflow",
+		Msg:  fmt.Sprintf("step %q %s: %s", s.Name, what, strings.Join(names, " -> ")),
+		Hint: "a workflow cannot call itself, directly or through others; repeat work with retry or a loop in a step instead"}, true
 }
 
 // checkCall checks the inputs a workflow step passes against those its workflow declares:

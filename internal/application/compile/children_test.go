@@ -67,12 +67,17 @@ func TestFileCompilesCalledWorkflows(t *testing.T) {
 			"parent.yaml": "name: p\nsteps:\n  - name: both\n    type: parallel\n    steps:\n      - {name: c, type: workflow, workflow: child.yaml}\n      - {name: d, type: shell, command: echo}\n",
 			"child.yaml":  childOK,
 		}, []string{`step "c" does not pass input "who"`}},
-		{"a recursive workflow is compiled once", map[string]string{
+		{"a workflow calling itself, even guarded", map[string]string{
 			"parent.yaml": "name: p\ninputs: [{name: n, default: 0}]\nsteps:\n  - {name: again, type: workflow, workflow: parent.yaml, when: 'inputs.n < 1', inputs: {n: '1'}}\n",
-		}, nil},
+		}, []string{`parent.yaml:4:45: step "again" calls its own workflow: parent.yaml -> parent.yaml`}},
 		{"a workflow calling itself is compiled once", map[string]string{
 			"parent.yaml": "name: p\nsteps:\n  - {name: again, type: workflow, workflow: parent.yaml}\n  - {name: a, type: shell, comand: x}\n",
-		}, []string{`unknown key "comand"`}},
+		}, []string{`unknown key "comand"`, `step "again" calls its own workflow`}},
+		{"a cycle through other workflows", map[string]string{
+			"parent.yaml": "name: p\nsteps:\n  - {name: call_a, type: workflow, workflow: a.yaml}\n",
+			"a.yaml":      "name: a\nsteps:\n  - {name: call_b, type: workflow, workflow: b.yaml}\n",
+			"b.yaml":      "name: b\nsteps:\n  - {name: call_a, type: workflow, workflow: a.yaml}\n",
+		}, []string{`b.yaml:3:46: step "call_a" closes a cycle of workflows: a.yaml -> b.yaml -> a.yaml`}},
 		{"a child called twice is reported once", map[string]string{
 			"parent.yaml": "name: p\nsteps:\n  - {name: c1, type: workflow, workflow: child.yaml}\n  - {name: c2, type: workflow, workflow: child.yaml}\n",
 			"child.yaml":  "name: child\nsteps:\n  - {name: a, type: shell, comand: x}\n",

@@ -40,6 +40,7 @@ type compiler struct {
 	l      ports.WorkflowLoader
 	t      ports.Templater
 	loaded map[string]*workflow.Workflow // by absolute path; nil while being compiled or unloadable
+	active []string                      // absolute paths of the workflows being compiled, caller first
 }
 
 // file compiles the workflow at path and its children, and records it in c.loaded (the
@@ -48,6 +49,8 @@ type compiler struct {
 func (c *compiler) file(path string) (*workflow.Workflow, Result, error) {
 	key := absPath(path)
 	c.loaded[key] = nil // being compiled
+	c.active = append(c.active, key)
+	defer func() { c.active = c.active[:len(c.active)-1] }()
 	wf, err := c.l.Load(path)
 	c.loaded[key] = wf
 	var all workflow.Problems

@@ -27,7 +27,9 @@ type StepOutcome struct {
 	Stderr       string     // kept in the state only when the step fails
 	Tokens       *state.Tokens
 	Conversation *state.Conversation
-	Vars         map[string]string
+	// Turns are an agent step's model replies, those of earlier attempts included.
+	Turns []state.Turn
+	Vars  map[string]string
 }
 
 // stepError is a step's failure, naming the step.
@@ -154,6 +156,7 @@ func (e *execution) begin(ctx context.Context, step *workflow.Step) *stepRun {
 		ToolStats:    s.ToolStats,
 		Tokens:       s.Tokens,
 		Conversation: s.Conversation,
+		Turns:        s.Turns,
 		Vars:         s.Vars,
 	}
 	if d := e.r.d.StartSaveDelay; d > 0 {
@@ -237,6 +240,9 @@ func record(s *state.StepState, out StepOutcome) {
 	}
 	if out.Conversation != nil {
 		s.Conversation = out.Conversation
+	}
+	if out.Turns != nil {
+		s.Turns = out.Turns
 	}
 	for k, v := range out.Vars {
 		if s.Vars == nil {

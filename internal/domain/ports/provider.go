@@ -60,6 +60,9 @@ type ChatResponse struct {
 	// must go back to the API unmodified with the reply they came with.
 	Thinking []state.Thinking
 	Model    string
+	// Divergence is set by a replayed reply whose request differed from the recorded one
+	// in a way replay accepts (see the replay provider): what differed, for the state.
+	Divergence string
 	// HandledCalls are calls the provider's agent already made through awf's governed path
 	// (an agent CLI handed the step's tools through `awf mcp serve`): validated, approved,
 	// run and audited there. The loop records them in the step's tool_calls and tool_stats

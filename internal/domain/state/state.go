@@ -126,18 +126,20 @@ type StepState struct {
 	Response   any    `yaml:"response,omitempty" json:"response,omitempty"`
 	ExitCode   *int   `yaml:"exit_code,omitempty" json:"exit_code,omitempty"`
 	// Command is what a shell step ran: the words of each simple command, values bound.
-	Command      [][]string        `yaml:"command,omitempty" json:"command,omitempty"`
-	Stderr       string            `yaml:"stderr,omitempty" json:"stderr,omitempty"`
-	Error        string            `yaml:"error,omitempty" json:"error,omitempty"`
-	Attempts     int               `yaml:"attempts,omitempty" json:"attempts,omitempty"`
-	StartedAt    *time.Time        `yaml:"started_at,omitempty" json:"started_at,omitempty"`
-	FinishedAt   *time.Time        `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
-	DurationMs   int64             `yaml:"duration_ms,omitempty" json:"duration_ms,omitempty"`
-	ToolCalls    []ToolCallRecord  `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
-	ToolStats    *ToolStats        `yaml:"tool_stats,omitempty" json:"tool_stats,omitempty"`
-	Tokens       *Tokens           `yaml:"tokens,omitempty" json:"tokens,omitempty"`
-	Conversation *Conversation     `yaml:"conversation,omitempty" json:"conversation,omitempty"`
-	Vars         map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
+	Command      [][]string       `yaml:"command,omitempty" json:"command,omitempty"`
+	Stderr       string           `yaml:"stderr,omitempty" json:"stderr,omitempty"`
+	Error        string           `yaml:"error,omitempty" json:"error,omitempty"`
+	Attempts     int              `yaml:"attempts,omitempty" json:"attempts,omitempty"`
+	StartedAt    *time.Time       `yaml:"started_at,omitempty" json:"started_at,omitempty"`
+	FinishedAt   *time.Time       `yaml:"finished_at,omitempty" json:"finished_at,omitempty"`
+	DurationMs   int64            `yaml:"duration_ms,omitempty" json:"duration_ms,omitempty"`
+	ToolCalls    []ToolCallRecord `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	ToolStats    *ToolStats       `yaml:"tool_stats,omitempty" json:"tool_stats,omitempty"`
+	Tokens       *Tokens          `yaml:"tokens,omitempty" json:"tokens,omitempty"`
+	Conversation *Conversation    `yaml:"conversation,omitempty" json:"conversation,omitempty"`
+	// Turns records each model reply of an agent step, in order, across resumed attempts.
+	Turns []Turn            `yaml:"turns,omitempty" json:"turns,omitempty"`
+	Vars  map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
 }
 
 // RawArgsKey holds, in a call's recorded Arguments, the text of arguments that were not a JSON
@@ -263,6 +265,16 @@ func (t *Tokens) Add(o Tokens) {
 	t.Input += o.Input
 	t.Output += o.Output
 	t.Total += o.Total
+}
+
+// Turn is one model reply of an agent step.
+type Turn struct {
+	// FinishReason is why the reply ended: stop, tool_calls, length, refusal,
+	// content_filter, or a provider's own reason.
+	FinishReason string `yaml:"finish_reason" json:"finish_reason"`
+	// Divergence says, under --replay, how the request differed from the cassette's where
+	// replay went on anyway (a tool result that failed now and succeeded when recorded).
+	Divergence string `yaml:"divergence,omitempty" json:"divergence,omitempty"`
 }
 
 // Conversation is the message history of an agent step in conversation mode.

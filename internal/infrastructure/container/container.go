@@ -231,7 +231,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 // create creates the container; it does not start it.
 func (r *Runner) create(ctx context.Context, s *spec, ex *exchange, helper string) (string, error) {
 	entry := []string{exchangeDir + "/awf", process.FileHelperArg, exchangeDir + "/request", exchangeDir + "/status"}
-	mounts := append(s.layout.mounts(),
+	mounts := append(s.layout.mounts(ex.empty),
 		bind(helper, exchangeDir+"/awf", true),
 		bind(ex.request, exchangeDir+"/request", true),
 		bind(ex.status, exchangeDir+"/status", false),

@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,10 +94,10 @@ func TestLayoutMounts(t *testing.T) {
 				{"WS/.git/config", true}, {"WS/.git/hooks", true}},
 		},
 		{
-			name:  "empty write list: everything read-only",
+			name:  "empty write list: everything read-only, protected paths hidden",
 			files: []string{".env", "src/a.go"},
 			paths: workflow.PathPolicy{Write: []string{}},
-			want:  []mountView{{"WS", true}},
+			want:  []mountView{{"WS", true}, {"WS/.env", true}},
 		},
 		{
 			name:  "write globs: their directories writable, nested and missing ones created",
@@ -134,7 +135,7 @@ func TestLayoutMounts(t *testing.T) {
 			name:  "policy protect globs",
 			files: []string{"secrets/key", "out/token.pem", "out/ok.txt"},
 			paths: workflow.PathPolicy{Write: []string{"**"}, Protect: []string{"secrets", "**/*.pem"}},
-			want:  []mountView{{"WS", false}, {"WS/secrets", true}},
+			want:  []mountView{{"WS", false}, {"WS/secrets", true}, {"WS/out/token.pem", true}},
 		},
 	}
 	for _, tc := range tests {
@@ -144,10 +145,43 @@ func TestLayoutMounts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("planLayout: %v", err)
 			}
-			if diff := cmp.Diff(tc.want, views(ws, l.mounts())); diff != "" {
+			if diff := cmp.Diff(tc.want, views(ws, l.mounts("/empty"))); diff != "" {
 				t.Errorf("mounts (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestLayoutHidesProtectedPaths(t *testing.T) {
+	ws := workspace(t, ".env", "svc/.env.prod", ".awf/runs/", "src/a.go")
+	l, err := planLayout(ws, nil, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range l.mounts("/empty") {
+		if m.Target == ws {
+			continue
+		}
+		got = append(got, fmt.Sprintf("%s %s %s ro=%v", strings.TrimPrefix(m.Target, ws), m.Type, m.Source, m.ReadOnly))
+	}
+	want := []string{"/.awf tmpfs  ro=true", "/.env bind /empty ro=true", "/svc/.env.prod bind /empty ro=true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("protected mounts (-want +got):\n%s", diff)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(ws, ".git", "hooks"), 0o755))
+	l, err = planLayout(ws, &workflow.Policy{GitHooks: true}, nil, true)
+	must(err)
+	hooks := filepath.Join(ws, ".git", "hooks")
+	for _, m := range l.mounts("/empty") {
+		if m.Target == hooks && (m.Type != engine.MountBind || m.Source != hooks || !m.ReadOnly) {
+			t.Errorf("git_hooks: true: .git/hooks mounted as %+v, want bound read-only over itself", m)
+		}
 	}
 }
 
@@ -157,7 +191,7 @@ func TestLayoutMountsParentsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms := l.mounts()
+	ms := l.mounts("/empty")
 	for i := 1; i < len(ms); i++ {
 		if depth(ms[i].Target) < depth(ms[i-1].Target) {
 			t.Errorf("mount %s comes after the deeper %s", ms[i].Target, ms[i-1].Target)

@@ -17,6 +17,7 @@ type exchange struct {
 	request string
 	status  string
 	stdin   string // "" when the script gets no input
+	empty   string // an empty read-only file, bound over protected files
 }
 
 // stage writes the exchange files of s under base ("" means os.TempDir()).
@@ -33,6 +34,10 @@ func stage(base string, s *spec) (ex *exchange, err error) {
 	ex = &exchange{dir: dir, request: filepath.Join(dir, "request"), status: filepath.Join(dir, "status")}
 	if err := writeRequest(ex.request, s.wire); err != nil {
 		return nil, err
+	}
+	ex.empty = filepath.Join(dir, "empty")
+	if err := os.WriteFile(ex.empty, nil, 0o444); err != nil {
+		return nil, fault.Wrap(fault.System, fmt.Errorf("container backend: empty file: %w", err))
 	}
 	if err := os.WriteFile(ex.status, nil, 0o600); err != nil {
 		return nil, fault.Wrap(fault.System, fmt.Errorf("container backend: status file: %w", err))

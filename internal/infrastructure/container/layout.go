@@ -10,12 +10,8 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/container/engine"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 )
-
-// DefaultProtect are the names kept read-only at the top of every writable directory, whatever
-// the policy says: git hooks and config run code, .awf holds awf's own state, audit log and
-// tool manifests, .env files hold secrets. Policy.Paths.Protect adds to them.
-var DefaultProtect = []string{".git/hooks", ".git/config", ".awf", ".env", ".env.*"}
 
 // layout is the file system a container sees of the host: the workspace read-only, the
 // writable directories of the policy read-write on top, the protected paths inside them
@@ -24,13 +20,16 @@ type layout struct {
 	workspace string   // absolute, as given: the mount target
 	writable  []string // mount targets, read-write
 	readOnly  []string // extra read-only mount targets outside the workspace
-	protected []string // read-only mount targets inside writable ones
+	protected []string // hidden: an empty read-only directory or file mounted over each
+	protDirs  map[string]bool
+	visible   string // a protected path bound read-only rather than hidden ("" for none)
 	sources   map[string]string
 	notes     []string // what the policy asks that this layout does not enforce
 }
 
-// mounts returns the bind mounts, parents before children.
-func (l *layout) mounts() []engine.Mount {
+// mounts returns the mounts, parents before children; empty is a host file with no content,
+// bound read-only over each protected file.
+func (l *layout) mounts(empty string) []engine.Mount {
 	var ms []engine.Mount
 	add := func(target string, ro bool) {
 		ms = append(ms, engine.Mount{Type: engine.MountBind, Source: l.sources[target], Target: target, ReadOnly: ro,
@@ -46,7 +45,17 @@ func (l *layout) mounts() []engine.Mount {
 		add(p, false)
 	}
 	for _, p := range l.protected {
-		add(p, true)
+		if p == l.visible {
+			add(p, true)
+			continue
+		}
+		if l.protDirs[p] {
+			ms = append(ms, engine.Mount{Type: engine.MountTmpfs, Target: p, ReadOnly: true,
+				TmpfsOptions: &engine.TmpfsOptions{SizeBytes: 4096, Mode: 0o555}})
+			continue
+		}
+		ms = append(ms, engine.Mount{Type: engine.MountBind, Source: empty, Target: p, ReadOnly: true,
+			BindOptions: &engine.BindOptions{Propagation: engine.PropagationRPrivate}})
 	}
 	slices.SortStableFunc(ms, func(a, b engine.Mount) int { return depth(a.Target) - depth(b.Target) })
 	return ms
@@ -91,6 +100,9 @@ func planLayout(workspace string, p *workflow.Policy, narrow []string, create bo
 	}
 	if err := l.addReadable(paths.Read); err != nil {
 		return nil, err
+	}
+	if p != nil && p.GitHooks {
+		l.visible = filepath.Join(ws, ".git", "hooks") // git runs them: readable, read-only
 	}
 	l.addProtected(paths.Protect)
 	return l, nil
@@ -193,41 +205,36 @@ func (l *layout) addReadable(globs []string) error {
 	return nil
 }
 
-// addProtected mounts, inside each writable directory, the existing paths matching
-// DefaultProtect and the policy's protect globs read-only over themselves. A glob starting with
-// "**/" is looked for at the top of each writable directory; other "**" globs cannot be
-// expanded without walking the tree and are noted. Symlinks are not mounted (the bind would
-// expose their target) and are noted.
+// addProtected hides, wherever the container sees the host, the existing paths matching
+// sandbox.DefaultProtect and the policy's protect globs (relative to the workspace unless
+// absolute; "**" at any depth), as the process sandbox does: a read-only tmpfs over a
+// directory, an empty read-only file over anything else. Symlinks are not mounted (the bind
+// would expose their target) and are noted.
 func (l *layout) addProtected(globs []string) {
 	var patterns []string
-	for _, g := range slices.Concat(DefaultProtect, globs) {
-		rest, anyDepth := strings.CutPrefix(g, "**/")
-		switch {
-		case strings.Contains(rest, "**"):
-			l.notes = append(l.notes, fmt.Sprintf("protect %s: only checked by the file tools", g))
-		case filepath.IsAbs(rest):
-			patterns = append(patterns, rest)
-		case anyDepth || slices.Contains(DefaultProtect, g):
-			for _, w := range l.writable {
-				patterns = append(patterns, filepath.Join(w, rest))
-			}
-		default:
-			patterns = append(patterns, filepath.Join(l.workspace, rest))
+	for _, g := range slices.Concat(sandbox.DefaultProtect, globs) {
+		if !filepath.IsAbs(g) {
+			g = filepath.Join(l.workspace, g)
 		}
+		patterns = append(patterns, filepath.Clean(g))
 	}
-	for _, pat := range patterns {
-		matches, _ := filepath.Glob(pat) // the only error is a bad pattern: then nothing matches
-		for _, m := range matches {
-			if !slices.ContainsFunc(l.writable, func(w string) bool { return within(m, w) }) || slices.Contains(l.protected, m) {
-				continue
-			}
-			if fi, err := os.Lstat(m); err != nil || fi.Mode()&os.ModeSymlink != 0 {
-				l.notes = append(l.notes, fmt.Sprintf("protect %s: a symlink, not mounted", m))
-				continue
-			}
-			l.sources[m] = m
-			l.protected = append(l.protected, m)
+	matches, truncated := sandbox.ProtectMatches(patterns)
+	if truncated {
+		l.notes = append(l.notes, "protect: stopped looking for matches of ** patterns; deeper ones are only checked by the file tools")
+	}
+	l.protDirs = map[string]bool{}
+	for _, m := range matches {
+		if !l.contains(m) || slices.ContainsFunc(l.protected, func(p string) bool { return within(m, p) }) {
+			continue
 		}
+		fi, err := os.Lstat(m)
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			l.notes = append(l.notes, fmt.Sprintf("protect %s: a symlink, not mounted", m))
+			continue
+		}
+		l.sources[m] = m
+		l.protected = append(l.protected, m)
+		l.protDirs[m] = fi.IsDir()
 	}
 	slices.Sort(l.protected)
 }

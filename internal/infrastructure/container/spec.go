@@ -81,6 +81,7 @@ func (r *Runner) plan(req ports.ProcessRequest, create bool) (*spec, error) {
 	if s.wire, err = r.wireRequest(req, pol); err != nil {
 		return nil, err
 	}
+	s.wire.Env = process.GitEnv(s.wire.Env, s.dir, pol.GitHooks) // as in the process backend
 	s.applied = r.describe(s, limits)
 	return s, nil
 }

@@ -156,9 +156,12 @@ func exposed(info ports.ToolInfo) *sdk.Tool {
 
 // Serve serves one client over a pair of streams (newline-delimited JSON-RPC: the stdio
 // transport when they are standard input and output) until the client disconnects or ctx
-// ends. Nothing else may write to out.
+// ends. Nothing else may write to out. A line that is not JSON is answered with a parse error
+// (-32700) and a request before initialize with an invalid-request error (-32600); the session
+// goes on (see stdioGuard).
 func (s *Server) Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	err := s.srv.Run(ctx, &sdk.IOTransport{Reader: in, Writer: out})
+	guard, w := newStdioGuard(in, out)
+	err := s.srv.Run(ctx, &sdk.IOTransport{Reader: guard, Writer: w})
 	if err != nil && ctx.Err() == nil {
 		return fault.Wrap(fault.System, fmt.Errorf("mcp serve: %w", err))
 	}

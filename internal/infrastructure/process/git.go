@@ -20,11 +20,11 @@ import (
 	"strings"
 )
 
-// gitEnv returns env with git's command-scope configuration for a sandboxed script started in
-// dir: safe.directory for the repository holding dir (and dir itself), and, unless hooks is
+// GitEnv returns env with git's command-scope configuration for a sandboxed script started in
+// dir (by this backend or the container one): safe.directory for the repository holding dir (and dir itself), and, unless hooks is
 // set, hooks and fsmonitor off. Entries env already has (from env.set or env.allow) are kept
 // and come first: for a single-valued key the last entry wins, so these win.
-func gitEnv(env []string, dir string, hooks bool) []string {
+func GitEnv(env []string, dir string, hooks bool) []string {
 	pairs := [][2]string{{"safe.directory", dir}}
 	if top := gitTop(dir); top != "" && top != dir {
 		pairs = append(pairs, [2]string{"safe.directory", top})

@@ -41,9 +41,9 @@ func TestGitEnv(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := gitEnv(slices.Clone(tc.env), tc.dir, tc.hooks)
+			got := GitEnv(slices.Clone(tc.env), tc.dir, tc.hooks)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("gitEnv mismatch (-want +got):\n%s", diff)
+				t.Errorf("GitEnv mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

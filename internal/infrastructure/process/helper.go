@@ -142,8 +142,10 @@ func (c HelperConfig) run(req *Request, status *os.File) int {
 		interp.StdIO(os.Stdin, os.Stdout, os.Stderr),
 	}
 	// printfExec first: the calls it serves are printf, a builtin, which the exec guard
-	// among the middlewares must not see as a program.
-	opts = append(opts, interp.ExecHandlers(append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec}, c.ExecMiddlewares...)...))
+	// among the middlewares must not see as a program. The orphan reaper last, around the
+	// start and wait of the program itself (reap.go).
+	handlers := append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec}, c.ExecMiddlewares...)
+	opts = append(opts, interp.ExecHandlers(append(handlers, startReaper().middleware)...))
 	opts = append(opts, printfHandlers(file)...)
 	runner, err := interp.New(opts...)
 	if err != nil {

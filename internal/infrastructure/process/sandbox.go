@@ -24,7 +24,7 @@ type sandboxLaunch struct {
 // sandbox compiles req.Policy narrowed by req.Restrictions, prepares the helper's sandbox,
 // puts the spec on the wire and filters the environment the script starts from
 // (sandbox.Spec.BaseEnv: the policy's env.allow and env.set), to which git's sandbox settings
-// are added (gitEnv). Without a policy it returns nil.
+// are added (GitEnv). Without a policy it returns nil.
 func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunch, error) {
 	if req.Policy == nil {
 		return nil, nil
@@ -59,7 +59,7 @@ func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunc
 	if wreq.Env, err = mergeEnv(spec.BaseEnv(base), req.Env); err != nil {
 		return nil, err
 	}
-	wreq.Env = gitEnv(wreq.Env, dir, req.Policy.GitHooks)
+	wreq.Env = GitEnv(wreq.Env, dir, req.Policy.GitHooks)
 	l, err := sandbox.Prepare(spec, r.cfg.SandboxReport())
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -187,8 +188,11 @@ type attack struct {
 	name     string
 	legit    bool
 	commands []string // a command allowlist for this row
-	script   func(f *fixture) string
-	judge    func(f *fixture, r result) verdict
+	// exec runs the row under an exec allowlist of ls and the attacker (sandbox.exec:
+	// allowlist): the attacker starts the program itself, past the shell's checks.
+	exec   bool
+	script func(f *fixture) string
+	judge  func(f *fixture, r result) verdict
 }
 
 // byErrno names the layer behind an error text, given what was applied.
@@ -338,6 +342,26 @@ func attacks() []attack {
 		{name: "dynamic command name under an allowlist of cat", commands: []string{"cat"}, script: func(f *fixture) string {
 			return "x=" + f.attacker + "; $x attack tcp 127.0.0.1:" + strconv.Itoa(f.tcp.port)
 		}, judge: judgeL1},
+		{name: "read a protected path (.env, .git/config, .awf)", script: func(*fixture) string {
+			return "cat .env .git/config; ls -A .awf"
+		}, judge: func(f *fixture, r result) verdict {
+			if strings.Contains(r.stdout, "TOKEN=") || strings.Contains(r.stdout, "[core]") || strings.Contains(r.stdout, "state") {
+				return notStopped
+			}
+			return stoppedBy("mountns (hidden)")
+		}},
+		{name: "exec allowlist: a program an allowed one starts", exec: true, script: func(f *fixture) string {
+			return f.attacker + " attack exec /usr/bin/id"
+		}, judge: judgeExec},
+		{name: "exec allowlist: the dynamic loader maps a program", exec: true, script: func(f *fixture) string {
+			return f.attacker + " attack exec " + loader() + " /usr/bin/id"
+		}, judge: judgeExec},
+		{name: "exec allowlist: a copy in the workspace, through the loader", exec: true, script: func(f *fixture) string {
+			return f.attacker + " attack copyexec /usr/bin/id ./id-copy " + loader()
+		}, judge: judgeExec},
+		{name: "exec allowlist: a program in a memory file (memfd)", exec: true, script: func(f *fixture) string {
+			return f.attacker + " attack memfd /usr/bin/id"
+		}, judge: judgeExec},
 		{name: "fork bomb (200 processes, pids limit 64)", script: func(*fixture) string {
 			return `sh -c 'i=0; while [ $i -lt 200 ]; do sleep 30 & i=$((i+1)); done; echo spawned'`
 		}, judge: func(f *fixture, r result) verdict {
@@ -418,6 +442,21 @@ func judgeL1(f *fixture, r result) verdict {
 		return notStopped
 	}
 	return verdict{stopped: true, by: "?: " + firstLine(r.stderr)}
+}
+
+// judgeExec judges a program started past the shell under an exec allowlist.
+func judgeExec(f *fixture, r result) verdict {
+	switch {
+	case strings.Contains(r.stdout, "uid="):
+		return notStopped
+	case strings.HasPrefix(r.stdout, "EACCES"):
+		return stoppedBy("landlock (execute)")
+	case strings.Contains(r.stderr, "failed to map segment"):
+		return stoppedBy("mountns (noexec)")
+	case strings.HasPrefix(r.stdout, "EPERM") && f.applied.Has(LayerSeccomp):
+		return stoppedBy("seccomp")
+	}
+	return byErrno(f, r.stdout+r.stderr)
 }
 
 func judgeOK(f *fixture, r result) verdict {
@@ -531,9 +570,15 @@ func runMatrix(t *testing.T) []cell {
 			if a.commands != nil {
 				spec.Commands, spec.RestrictCommands = a.commands, true
 			}
+			if a.exec {
+				spec.Commands, spec.RestrictCommands, spec.ExecAllowlist = []string{"ls", attacker}, true, true
+			}
 			began := time.Now()
 			res := runSandboxed(t, spec, rep, a.script(f), []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C", "GORACE=atexit_sleep_ms=0"}, 30*time.Second)
+			var missing *MissingError
 			switch {
+			case a.exec && (errors.As(res.prepareErr, &missing) || strings.Contains(res.setupErr, "required layer")):
+				c.v = stoppedBy("fail closed (refused to run)")
 			case res.prepareErr != nil:
 				c.skipped = res.prepareErr.Error()
 			case res.setupErr != "":

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -37,6 +39,39 @@ func attackMain(name string, args []string) int {
 			return err
 		},
 		"remount": func([]string) error { return unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND, "") },
+		// exec runs a program directly, as a build tool or a test runner would: past the
+		// shell, so only the kernel can refuse it.
+		"exec": func(a []string) error { return runProgram(a[0], a[1:]) },
+		// copyexec copies a program to a[1] (a writable place) and runs the copy, through the
+		// dynamic loader when a[2] names it.
+		"copyexec": func(a []string) error {
+			data, err := os.ReadFile(a[0])
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(a[1], data, 0o755); err != nil {
+				return err
+			}
+			if len(a) > 2 {
+				return runProgram(a[2], []string{a[1]})
+			}
+			return runProgram(a[1], nil)
+		},
+		// memfd runs a program from an anonymous memory file.
+		"memfd": func(a []string) error {
+			data, err := os.ReadFile(a[0])
+			if err != nil {
+				return err
+			}
+			fd, err := unix.MemfdCreate("x", 0)
+			if err != nil {
+				return err
+			}
+			if _, err := unix.Write(fd, data); err != nil {
+				return err
+			}
+			return runProgram("/proc/self/fd/"+strconv.Itoa(fd), nil)
+		},
 		"hog": func(a []string) error {
 			n, _ := strconv.Atoi(a[0])
 			var keep [][]byte
@@ -69,6 +104,21 @@ func describe(err error) string {
 		return unix.ErrnoName(errno)
 	}
 	return err.Error()
+}
+
+// runProgram runs a program with this process's output; its failure to start is the error.
+func runProgram(name string, args []string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.ExtraFiles = nil
+	err := cmd.Run()
+	if exit, ok := errors.AsType[*exec.ExitError](err); ok {
+		return fmt.Errorf("exit status %d", exit.ExitCode())
+	}
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }
 
 func closeFD(fd int, err error) error {

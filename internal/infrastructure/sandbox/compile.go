@@ -76,8 +76,17 @@ func Compile(p *workflow.Policy, r *workflow.Restrictions, ctx Context) (*Spec, 
 	if s.Limits.PIDs == 0 {
 		s.Limits.PIDs = DefaultPIDs
 	}
-	if p.Exec == "allowlist" || r.Exec == "allowlist" {
-		return nil, fault.New(fault.Invalid, "sandbox.exec: allowlist is not enforced by this build yet")
+	if p.GitHooks {
+		s.Visible = []string{filepath.Join(ctx.Dir, ".git", "hooks")}
+	}
+	if s.ExecAllowlist, err = compileExec(p.Exec, r.Exec, s.RestrictCommands); err != nil {
+		return nil, err
+	}
+	for _, c := range s.Commands {
+		overlaps := func(w string) bool { return within(c, w) || within(w, c) }
+		if s.ExecAllowlist && filepath.IsAbs(c) && slices.ContainsFunc(s.Write, overlaps) {
+			return nil, fault.New(fault.Invalid, "sandbox.commands: %s is or holds a writable path: under exec: allowlist nothing a process can write may be executed", c)
+		}
 	}
 	if s.Strict, err = compileEnforce(p.Enforce); err != nil {
 		return nil, err
@@ -342,4 +351,27 @@ func compileEnforce(enforce string) (bool, error) {
 		msg += ": " + hint
 	}
 	return false, fault.New(fault.Invalid, "%s", msg)
+}
+
+// compileExec says whether the kernel enforces the command allowlist: the policy or the
+// tool's restrictions ask for it (a restriction can only narrow: it can turn it on, not off).
+func compileExec(policy, narrow string, restricted bool) (bool, error) {
+	on := false
+	for _, f := range []struct{ field, value string }{{"sandbox.exec", policy}, {"restrictions.exec", narrow}} {
+		switch f.value {
+		case "", ExecAny:
+		case ExecAllowlist:
+			on = true
+		default:
+			msg := f.field + ": unknown value " + f.value + " (want any or allowlist)"
+			if hint := workflow.DidYouMean(f.value, []string{ExecAny, ExecAllowlist}); hint != "" {
+				msg += ": " + hint
+			}
+			return false, fault.New(fault.Invalid, "%s", msg)
+		}
+	}
+	if on && !restricted {
+		return false, fault.New(fault.Invalid, "sandbox.exec: allowlist needs a command allowlist (sandbox.commands or the tool's restrictions.commands)")
+	}
+	return on, nil
 }

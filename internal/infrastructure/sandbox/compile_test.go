@@ -308,3 +308,40 @@ func TestParseLayer(t *testing.T) {
 		t.Error("MissingError does not match errors.As")
 	}
 }
+
+func TestCompileExec(t *testing.T) {
+	ctx := Context{Dir: "/work/ws"}
+	for _, tc := range []struct {
+		name    string
+		p       *workflow.Policy
+		r       *workflow.Restrictions
+		want    bool
+		wantErr string
+	}{
+		{"default", &workflow.Policy{Commands: []string{"ls"}}, nil, false, ""},
+		{"policy", &workflow.Policy{Commands: []string{"ls"}, Exec: "allowlist"}, nil, true, ""},
+		{"a restriction turns it on", nil, &workflow.Restrictions{Commands: []string{"ls"}, Exec: "allowlist"}, true, ""},
+		{"a restriction cannot turn it off", &workflow.Policy{Commands: []string{"ls"}, Exec: "allowlist"}, &workflow.Restrictions{Exec: "any"}, true, ""},
+		{"no writable program", &workflow.Policy{Commands: []string{"/work/ws/bin/tool"}, Exec: "allowlist"}, nil, false, "is or holds a writable path"},
+		{"no directory holding a writable path", &workflow.Policy{Commands: []string{"/work"}, Exec: "allowlist"}, nil, false, "is or holds a writable path"},
+		{"needs commands", &workflow.Policy{Exec: "allowlist"}, nil, false, "needs a command allowlist"},
+		{"unknown", &workflow.Policy{Exec: "allowlst"}, nil, false, `sandbox.exec: unknown value allowlst (want any or allowlist): did you mean "allowlist"?`},
+		{"unknown restriction", nil, &workflow.Restrictions{Exec: "all"}, false, "restrictions.exec: unknown value all"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile(tc.p, tc.r, ctx)
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || fault.KindOf(err) != fault.Invalid {
+					t.Errorf("err = %v, want fault.Invalid with %q", err, tc.wantErr)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case s.ExecAllowlist != tc.want:
+				t.Errorf("ExecAllowlist = %v, want %v", s.ExecAllowlist, tc.want)
+			case tc.want && !slices.Contains(s.Required(), LayerLandlock):
+				t.Errorf("an exec allowlist must require Landlock: %v", s.Required())
+			}
+		})
+	}
+}

@@ -71,7 +71,7 @@ func (e *enter) namespaces() error {
 	if !e.in(LayerMountNS) {
 		return nil
 	}
-	e.m = &mounts{spec: e.spec, paths: e.paths, idmap: e.plan.IDMap && e.plan.DropUID >= 0}
+	e.m = &mounts{spec: e.spec, paths: e.paths, idmap: e.plan.IDMap && e.plan.DropUID >= 0, exec: e.spec.Executable}
 	err := e.m.setup(e.in(LayerPIDNS))
 	e.a.Notes = append(e.a.Notes, e.m.notes...)
 	if err != nil {
@@ -150,9 +150,13 @@ func (e *enter) landlockRules() landlock.Rules {
 		write = append(write, e.plan.TempDir)
 	}
 	r := landlock.Rules{
-		Read:        e.paths.landlockPaths(e.spec.Read),
-		Write:       append(e.paths.landlockPaths(write), Devices...),
-		RestrictNet: e.spec.Network.Mode != NetworkHost,
+		Read:         e.paths.landlockPaths(e.spec.Read),
+		Write:        append(e.paths.landlockPaths(write), Devices...),
+		RestrictNet:  e.spec.Network.Mode != NetworkHost,
+		RestrictExec: e.spec.ExecAllowlist,
+	}
+	if x := e.spec.Executable; x != nil {
+		r.Exec = x.Programs
 	}
 	if e.m != nil && e.m.procMounted {
 		r.Read = append(r.Read, "/proc")
@@ -207,7 +211,7 @@ func (e *enter) seccomp() error {
 		e.a.skip(LayerSeccomp, "no seccomp filter support for this kernel or architecture")
 		return nil
 	}
-	if err := seccomp.Install(seccomp.Options{AllowInet: e.spec.Network.Mode == NetworkHost}); err != nil {
+	if err := seccomp.Install(seccomp.Options{AllowInet: e.spec.Network.Mode == NetworkHost, DenyMemfd: e.spec.ExecAllowlist}); err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
 	e.a.add(LayerSeccomp)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox/cmdcheck"
 	"mvdan.cc/sh/v3/interp"
@@ -25,6 +26,10 @@ func (h *Helper) Setup(encoded []byte, env []string) ([]string, error) {
 	spec, err := DecodeSpec(encoded)
 	if err != nil {
 		return nil, err
+	}
+	if spec.ExecAllowlist {
+		set := ResolveExec(spec, envValue(env, "PATH"))
+		spec.Executable = &set
 	}
 	if h.Applied, err = Enter(spec); err != nil {
 		return nil, err
@@ -53,4 +58,15 @@ func (h *Helper) Middleware(next interp.ExecHandlerFunc) interp.ExecHandlerFunc 
 	return func(ctx context.Context, args []string) error {
 		return guarded()(ctx, args)
 	}
+}
+
+// envValue returns the value of name in a K=V environment, the last one winning.
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
 }

@@ -116,10 +116,32 @@ say ok everywhere.
   read-only mounts, and the secrets of /etc masked.
 - **A non-root awf** clones the helper into a user namespace mapping its own uid; the helper
   holds CAP_SYS_ADMIN there only to mount, and drops it before the script runs.
-- **Protected paths** (.git/hooks, .git/config, .awf, .env*) that exist are bound read-only,
-  and the directories between them and their writable root are bound onto themselves, so
-  .git cannot be renamed and replaced. A new file matching a protected pattern (a new
-  .env.local) is not stopped by the OS layer: the file tools refuse it (L1).
+- **Protected paths** (` + "`.git/hooks`, `.git/config`, `.git/config.worktree`, `.awf`, `.envrc`, `**/.env`, `**/.env.*`" + `
+  and the policy's ` + "`paths.protect`" + `) are hidden from processes, for read and write: each match
+  that exists when the tool starts gets an empty read-only directory (for a directory) or an
+  empty read-only file (for anything else) mounted over it, from a private tmpfs. ` + "`cat .env`" + ` is
+  empty, ` + "`ls .awf`" + ` lists nothing, a hook cannot be written or created, and git runs with an
+  empty config and no hooks. The directories between a match and its writable root are bound
+  onto themselves, so .git cannot be renamed and replaced. Patterns with ` + "`**`" + ` are found by
+  walking the workspace (without entering .git, at most 200000 entries; beyond that the audit
+  record's ` + "`applied.notes`" + ` says so). Landlock cannot deny by name, so a file that matches a
+  pattern but is **created during the call** (a new .env.local) is neither hidden nor refused by
+  the OS layer: it is the process's own (it wrote it); the file tools refuse it (L1), and the
+  next call hides it. Without a mount namespace nothing is hidden (rows above).
+- **Exec allowlist** (` + "`sandbox.exec: allowlist`" + `, opt-in): the helper resolves each allowed
+  command (a name in each PATH directory, an absolute file, or an absolute directory for
+  everything beneath) and the interpreter it starts with (ELF PT_INTERP, a script's ` + "`#!`" + `)
+  and their shared libraries (DT_NEEDED, RPATH/RUNPATH, ld.so.conf). Landlock grants the
+  execute right on those programs only (none on anything writable); every mount is noexec
+  except bind mounts of those programs and libraries, so the dynamic loader cannot map another
+  program (` + "`ld.so /usr/bin/id`" + `) or a copy in a writable directory; seccomp refuses
+  memfd_create. It requires Landlock, the mount namespace and seccomp (fail closed). What is
+  left: an allowed program that interprets code (sh, python, node, make with sh) runs
+  anything its language can; the dynamic loader itself is executable (it is the interpreter
+  of every allowed dynamic program) and can run any allowed program or map any of their
+  libraries; a library loaded with dlopen that no allowed program lists is not mappable
+  (programs that need plugins get their directory listed); programs that run what they just
+  built (go test, cargo test, cargo build scripts) fail, since the build output is writable.
 - **Memory** is RLIMIT_DATA per process (private writable memory): Go programs reserve more
   than 1 GiB of address space at start, so RLIMIT_AS would kill every Go tool. With a
   delegated cgroup v2 (awf's parent cgroup writable, memory and pids in its subtree_control),
@@ -127,6 +149,8 @@ say ok everywhere.
   (CLONE_INTO_CGROUP), removed with cgroup.kill afterwards; cgroup v1 is not used.
 - **Processes**: RLIMIT_NPROC (pids limit + 32 for the helper's own threads) counts every
   process of the uid, so uid 65534 shares it with other sandboxes running at the same time.
+  The helper, init of its PID namespace, reaps the orphans reparented to it, whose zombies
+  would otherwise count until the tool ends.
 - **A limit reached is reported as that limit.** The helper is a Go program under the same
   limits: when the interpreter's own memory, or the threads its background jobs need, run
   out, the Go runtime dies with a fatal error. Its fd 2 is the status pipe, which the parent
@@ -150,9 +174,11 @@ say ok everywhere.
   (` + "`Applied`" + `, for the audit record).
 - **What L2 does not cover**: Landlock does not govern chmod, chown, utime or stat (the uid
   and read-only mounts do); without a pid namespace /proc is unreadable rather than private,
-  and a setsid child outlives the tool; the command allowlist (L1) cannot see what an
-  allowed program runs (make, an interpreter, git hooks), which is why the rows above are
-  about L2.
+  and a setsid child outlives the tool; without ` + "`exec: allowlist`" + ` the command allowlist (L1)
+  cannot see what an allowed program runs (make, an interpreter, git hooks), which is why
+  the rows above are about L2; protected files created during a call are not hidden (above);
+  the contents of a protected file that git tracks can still be read from the object store
+  (` + "`git show HEAD:.env`" + `); side channels and timing are out of scope.
 `)
 	return b.String()
 }

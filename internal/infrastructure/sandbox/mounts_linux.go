@@ -28,7 +28,9 @@ type mounts struct {
 	spec  *Spec
 	paths *openedPaths
 	// idmap asks for the writable paths to show their owner as spec.Plan.DropUID.
-	idmap   bool
+	idmap bool
+	// exec is what an exec allowlist lets processes execute; nil without one.
+	exec    *ExecSet
 	usernss map[[2]int]*os.File // idmapping user namespaces by on-disk owner
 	// Results.
 	procMounted bool
@@ -50,7 +52,7 @@ func (m *mounts) setup(pidns bool) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("mountns: make mounts private: %w", err)
 	}
-	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | m.noexec()}); err != nil {
 		return fmt.Errorf("mountns: make / read-only: %w", err)
 	}
 	if pidns {
@@ -86,6 +88,9 @@ func (m *mounts) setup(pidns bool) error {
 	}
 	closeClones(clones)
 	if err := m.protect(); err != nil {
+		return err
+	}
+	if err := m.allowExec(); err != nil {
 		return err
 	}
 	if !m.idmapped && os.Geteuid() == 0 {
@@ -138,7 +143,7 @@ func (m *mounts) cloneWritable(paths []string, idmap bool) ([]clone, error) {
 			return nil, fmt.Errorf("mountns: clone %s: %w", path, err)
 		}
 		out = append(out, clone{fd: fd, at: at, name: name, path: path})
-		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+		attr := unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY, Attr_set: m.noexec()}
 		if idmap {
 			ns, err := m.usernsFor(path)
 			if err != nil {
@@ -213,14 +218,15 @@ func (m *mounts) closeUserns() {
 	}
 }
 
-// protect hides every existing match of the protected patterns (protectMatches): an empty
+// protect hides every existing match of the protected patterns (ProtectMatches): an empty
 // read-only directory over a directory, an empty read-only file over anything else, so that a
 // process can neither read nor write them (.env, .git/config, .awf, .git/hooks). Before that,
 // the directories between a match and its writable root are bound onto themselves (a mount
 // point cannot be renamed or removed, so .git cannot be swapped for another). A match that is
-// a symbolic link is hidden at its target when that lies in a path the process may read.
+// a symbolic link is hidden at its target when that lies in a path the process may read. A
+// match of Spec.Visible is bound read-only instead of hidden.
 func (m *mounts) protect() error {
-	matches, truncated := protectMatches(m.spec.Protect)
+	matches, truncated := ProtectMatches(m.spec.Protect)
 	if truncated {
 		m.notes = append(m.notes, fmt.Sprintf("protect: stopped looking for matches of ** patterns after %d entries", maxProtectWalk))
 	}
@@ -256,7 +262,7 @@ func (m *mounts) protect() error {
 		if slices.ContainsFunc(targets, func(t string) bool { return within(d, t) }) {
 			continue
 		}
-		if err := m.rebind(d, false); err != nil {
+		if err := m.rebind(d, 0, 0, true); err != nil {
 			return err
 		}
 	}
@@ -270,7 +276,11 @@ func (m *mounts) protect() error {
 		if coveredBy(p, done) {
 			continue // beneath a directory already hidden
 		}
-		if err := src.hide(p); err != nil {
+		hide := src.hide
+		if slices.ContainsFunc(m.spec.Visible, func(v string) bool { return matchSegments(splitPath(v), splitPath(p)) }) {
+			hide = func(p string) error { return m.rebind(p, unix.MOUNT_ATTR_RDONLY, 0, true) }
+		}
+		if err := hide(p); err != nil {
 			return err
 		}
 		done = append(done, p)
@@ -278,20 +288,49 @@ func (m *mounts) protect() error {
 	return nil
 }
 
-// rebind binds path over itself, read-only if asked, keeping the mounts beneath it.
-func (m *mounts) rebind(path string, readOnly bool) error {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, path, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+// rebind binds path over itself, with the set attributes set and the clear ones cleared,
+// keeping the mounts beneath it when recursive.
+func (m *mounts) rebind(path string, set, clear uint64, recursive bool) error {
+	flags := uint(unix.OPEN_TREE_CLONE | unix.OPEN_TREE_CLOEXEC)
+	if recursive {
+		flags |= unix.AT_RECURSIVE
+	}
+	fd, err := unix.OpenTree(unix.AT_FDCWD, path, flags)
 	if err != nil {
 		return fmt.Errorf("mountns: clone %s: %w", path, err)
 	}
 	defer unix.Close(fd)
-	if readOnly {
-		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if set|clear != 0 {
+		attr := unix.MountAttr{Attr_set: set, Attr_clr: clear}
 		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-			return fmt.Errorf("mountns: make %s read-only: %w", path, err)
+			return fmt.Errorf("mountns: set the attributes of %s: %w", path, err)
 		}
 	}
 	return m.move(fd, path)
+}
+
+// noexec is MOUNT_ATTR_NOEXEC under an exec allowlist: every mount is noexec but the
+// programs' and libraries' own (allowExec), so that the dynamic loader cannot map a program
+// that is not allowed (ld.so /usr/bin/id) nor a copy in a writable directory.
+func (m *mounts) noexec() uint64 {
+	if m.spec.ExecAllowlist {
+		return unix.MOUNT_ATTR_NOEXEC
+	}
+	return 0
+}
+
+// allowExec binds each allowed program and library of an exec allowlist over itself
+// without noexec.
+func (m *mounts) allowExec() error {
+	if m.exec == nil {
+		return nil
+	}
+	for _, p := range slices.Concat(m.exec.Programs, m.exec.Libraries) {
+		if err := m.rebind(p, 0, unix.MOUNT_ATTR_NOEXEC, true); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mask hides the secrets of /etc.

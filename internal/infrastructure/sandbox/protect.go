@@ -18,13 +18,14 @@ const maxProtectWalk = 200_000
 // errWalkLimit stops a protect walk at maxProtectWalk entries.
 var errWalkLimit = errors.New("walk limit reached")
 
-// protectMatches returns the existing paths that match the protected patterns (absolute,
+// ProtectMatches returns the existing paths that match the protected patterns (absolute,
 // filepath.Match syntax per segment, "**" for any number of segments, matched without regard
 // to case, as the file tools do), in walk order. Patterns with "**" are looked for by walking
 // their static prefix without following symbolic links and without entering a .git
 // directory (the git patterns are static) or a directory already matched; the rest by
-// filepath.Glob. truncated says a walk stopped at maxProtectWalk entries.
-func protectMatches(patterns []string) (matches []string, truncated bool) {
+// filepath.Glob. truncated says a walk stopped at maxProtectWalk entries. The process
+// helper's mount namespace and the container backend hide what it returns.
+func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 	var deep [][]string
 	roots := map[string]bool{}
 	for _, pat := range patterns {

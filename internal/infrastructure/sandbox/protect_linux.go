@@ -28,7 +28,7 @@ func newMaskSource() (*maskSource, error) {
 		return nil, fmt.Errorf("mountns: masks: fsopen tmpfs: %w", err)
 	}
 	defer unix.Close(fs)
-	for _, kv := range [][2]string{{"size", "4k"}, {"mode", "0555"}} {
+	for _, kv := range [][2]string{{"size", "4k"}, {"mode", "0755"}} {
 		if err := unix.FsconfigSetString(fs, kv[0], kv[1]); err != nil {
 			return nil, fmt.Errorf("mountns: masks: tmpfs %s: %w", kv[0], err)
 		}

@@ -17,7 +17,7 @@ func TestProtectMatches(t *testing.T) {
 		must(t, os.WriteFile(p, nil, 0o644))
 	}
 	pats := []string{ws + "/**/.env", ws + "/**/.env.*", ws + "/.git/config", ws + "/.awf", ws + "/keys/**/*.pem", ws + "/missing"}
-	got, truncated := protectMatches(pats)
+	got, truncated := ProtectMatches(pats)
 	for i := range got {
 		got[i] = strings.TrimPrefix(got[i], ws+"/")
 	}

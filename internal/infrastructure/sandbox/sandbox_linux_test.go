@@ -299,6 +299,13 @@ echo ok > .git/ORIG_HEAD && echo "wrote .git/ORIG_HEAD"
 	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "post-checkout")); err == nil {
 		t.Error("a new hook was created")
 	}
+
+	// With git_hooks: true the hooks stay readable (git runs them), still read-only.
+	spec, _ = Compile(&workflow.Policy{GitHooks: true}, nil, Context{Dir: ws})
+	res = sandboxedScript(t, spec, rep, "cat .git/hooks/pre-commit; echo evil >> .git/hooks/pre-commit || echo refused; cat .env")
+	if want := "#!/bin/sh\nrefused\n"; res.stdout != want {
+		t.Errorf("git_hooks: true: stdout = %q, want %q (hooks readable, read-only; .env hidden)\nstderr: %s", res.stdout, want, res.stderr)
+	}
 }
 
 func TestNetworkAllowlistThroughProxy(t *testing.T) {
@@ -501,5 +508,43 @@ func TestIDMapRefusedKeepsRootWithoutCapabilities(t *testing.T) {
 	}
 	if want := "0\nCapEff:\t0000000000000000\nok\n"; res.stdout != want {
 		t.Errorf("stdout = %q, want %q (root without capabilities, workspace writable)\nstderr: %s", res.stdout, want, res.stderr)
+	}
+}
+
+func TestExecAllowlist(t *testing.T) {
+	rep := requireRoot(t)
+	base := worldDir(t)
+	attacker := copyAttacker(t, base)
+	ws := filepath.Join(base, "ws")
+	must(t, os.MkdirAll(ws, 0o755))
+	write(t, filepath.Join(ws, "run.sh"), "#!/bin/sh\n/usr/bin/id\n", 0o755)
+	spec, err := Compile(&workflow.Policy{Commands: []string{"ls", attacker}, Exec: ExecAllowlist}, nil, Context{Dir: ws})
+	must(t, err)
+	spec.Read = append(spec.Read, filepath.Dir(attacker))
+	run := func(script string) result {
+		return runSandboxed(t, spec, rep, script, []string{"PATH=/usr/bin:/bin", "LANG=C"}, 20*time.Second)
+	}
+	if res := run("ls run.sh"); res.status != 0 || res.stdout != "run.sh\n" {
+		t.Fatalf("an allowed program: status %d, stdout %q, stderr %q", res.status, res.stdout, res.stderr)
+	}
+	ld := loader()
+	for _, tc := range []struct{ name, script string }{
+		{"a program not allowed", "attack exec /usr/bin/id"},
+		{"a shell", "attack exec /bin/sh -c /usr/bin/id"},
+		{"a script", "attack exec ./run.sh"},
+		{"the dynamic loader", "attack exec " + ld + " /usr/bin/id"},
+		{"a copy in the workspace", "attack copyexec /usr/bin/id ./id-copy"},
+		{"a copy through the loader", "attack copyexec /usr/bin/id ./id-copy2 " + ld},
+		{"a copy in $TMPDIR", `attack copyexec /usr/bin/id "$TMPDIR/id"`},
+		{"a memory file", "attack memfd /usr/bin/id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(attacker + " " + tc.script)
+			refused := strings.HasPrefix(res.stdout, "EACCES") || strings.HasPrefix(res.stdout, "EPERM") ||
+				strings.Contains(res.stderr, "failed to map segment")
+			if strings.Contains(res.stdout, "uid=") || !refused {
+				t.Errorf("want the kernel to refuse it (EACCES from Landlock, EPERM from seccomp, or the loader failing to map from a noexec mount); stdout %q, stderr %q", res.stdout, res.stderr)
+			}
+		})
 	}
 }

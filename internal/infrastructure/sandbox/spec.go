@@ -41,13 +41,20 @@ type Spec struct {
 	// Protect are absolute glob patterns (filepath.Match syntax) of paths never writable,
 	// even inside Write: they are bound read-only when the helper starts.
 	Protect []string `json:"protect,omitempty"`
+	// Visible are protected paths that stay readable (bound read-only, not hidden):
+	// .git/hooks when the policy lets git run hooks (git_hooks: true).
+	Visible []string `json:"visible,omitempty"`
 	// Commands is the command allowlist (sandbox/cmdcheck) when RestrictCommands is set;
 	// RestrictCommands with no Commands allows no command at all.
 	Commands         []string `json:"commands,omitempty"`
 	RestrictCommands bool     `json:"restrict_commands,omitempty"`
-	Network          Network  `json:"network"`
-	Limits           Limits   `json:"limits"`
-	Env              Env      `json:"env"`
+	// ExecAllowlist makes the kernel enforce Commands (`exec: allowlist`): processes may
+	// execute only the allowed programs and what they need to start (ResolveExec); it
+	// requires Landlock, the mount namespace and seccomp.
+	ExecAllowlist bool    `json:"exec_allowlist,omitempty"`
+	Network       Network `json:"network"`
+	Limits        Limits  `json:"limits"`
+	Env           Env     `json:"env"`
 	// Strict makes every applicable layer mandatory (`enforce: strict`).
 	Strict bool `json:"strict,omitempty"`
 	// Require lists the layers that must be applied, or the tool does not run.
@@ -57,6 +64,9 @@ type Spec struct {
 	Unavailable []Layer `json:"unavailable,omitempty"`
 	// Plan is what Prepare decided for one helper; nil before Prepare.
 	Plan *Plan `json:"plan,omitempty"`
+	// Executable is what an exec allowlist lets processes execute, resolved in the helper
+	// (Helper.Setup, ResolveExec) before Enter; never on the wire.
+	Executable *ExecSet `json:"-"`
 }
 
 // Network is the network part of a Spec.
@@ -162,7 +172,7 @@ func (s *Spec) Validate() error {
 	for _, list := range []struct {
 		name  string
 		paths []string
-	}{{"read", s.Read}, {"write", s.Write}, {"protect", s.Protect}} {
+	}{{"read", s.Read}, {"write", s.Write}, {"protect", s.Protect}, {"visible", s.Visible}} {
 		for _, p := range list.paths {
 			if err := checkAbs(list.name, p); err != nil {
 				return err
@@ -199,11 +209,16 @@ func checkAbs(what, p string) error {
 	return nil
 }
 
-// Required returns the layers that must be applied: Require, and with Strict every layer that
+// Required returns the layers that must be applied: Require, Landlock, the mount namespace
+// and seccomp for an exec allowlist, and with Strict every layer that
 // applies to this spec (netns and landlock-net by network mode; userns and cgroup only when
 // listed, as they are means rather than protections).
 func (s *Spec) Required() []Layer {
 	req := slices.Clone(s.Require)
+	if s.ExecAllowlist {
+		// Landlock's execute right; noexec mounts against the loader; no memfd_create.
+		req = append(req, LayerLandlock, LayerMountNS, LayerSeccomp)
+	}
 	if s.Strict {
 		req = append(req, LayerMountNS, LayerPIDNS, LayerRlimits, LayerNoNewPrivs, LayerUID,
 			LayerLandlock, LayerSeccomp)

@@ -3,6 +3,7 @@ package templater
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -38,12 +39,7 @@ type refChecker struct {
 
 func (c *refChecker) check(r workflow.TemplateRef) {
 	if r.Kind == workflow.TemplateExpr {
-		prog, off, err := c.t.bare(r.Text)
-		if err != nil {
-			c.syntax(r, err)
-			return
-		}
-		c.expr(r, prog, off)
+		c.condition(r)
 		return
 	}
 	tt, err := c.t.text(r.Text)
@@ -59,6 +55,29 @@ func (c *refChecker) check(r workflow.TemplateRef) {
 	if r.Kind == workflow.TemplateCommand {
 		c.command(r)
 	}
+}
+
+// condition checks a bare expression (when, stop_condition, approval rules): its syntax, its
+// references and that it can be true or false. A template written where an expression is
+// wanted ({{ x }} == 1) is told to drop the braces.
+func (c *refChecker) condition(r workflow.TemplateRef) {
+	name := r.Field[strings.LastIndexByte(r.Field, '.')+1:]
+	prog, off, err := c.t.bare(r.Text)
+	if err != nil {
+		if i := strings.Index(r.Text, "{{"); i >= 0 {
+			bare := strings.TrimSpace(strings.NewReplacer("{{", "", "}}", "").Replace(r.Text))
+			c.errorf(r, i, fmt.Sprintf("write %s: %s", name, strings.Join(strings.Fields(bare), " ")),
+				"%s is an expression: drop the {{ }}", name)
+			return
+		}
+		c.syntax(r, err)
+		return
+	}
+	if t := prog.typ; t != nil && t.Kind() != reflect.Bool && t.Kind() != reflect.Interface {
+		c.errorf(r, off, `compare it: x == "yes", x > 0, x != ""`,
+			"%s must be a boolean, and %q is of type %s", name, strings.TrimSpace(r.Text), typeName(reflect.Zero(t).Interface()))
+	}
+	c.expr(r, prog, off)
 }
 
 // command checks the shell side of a command template.

@@ -115,6 +115,21 @@ func TestCheckStepReferences(t *testing.T) {
 			steps: []workflow.Step{shell("a", "x", 1), {Name: "b", Type: workflow.StepShell, When: "states.a.exit_code == 0 && states.c.status == 'x'", Shell: &workflow.ShellStep{Command: "y"}, Fields: map[string]workflow.Pos{"when": pos(3, 11)}}},
 			want:  []problem{{Pos: "wf.yaml:3:38: ", Field: "steps[1].when", Msg: `step "c" is not earlier in the workflow`, Hint: `did you mean "a"?`}},
 		},
+		{
+			name:  "when written as a template",
+			steps: []workflow.Step{{Name: "b", Type: workflow.StepShell, When: "{{ states.b.exit_code }} == 1", Shell: &workflow.ShellStep{Command: "y"}, Fields: map[string]workflow.Pos{"when": pos(3, 11)}}},
+			want:  []problem{{Pos: "wf.yaml:3:11: ", Field: "steps[0].when", Msg: "when is an expression: drop the {{ }}", Hint: "write when: states.b.exit_code == 1"}},
+		},
+		{
+			name:  "when that is not a boolean",
+			steps: []workflow.Step{{Name: "b", Type: workflow.StepShell, When: "len('abc')", Shell: &workflow.ShellStep{Command: "y"}, Fields: map[string]workflow.Pos{"when": pos(3, 11)}}},
+			want: []problem{{Pos: "wf.yaml:3:11: ", Field: "steps[0].when", Msg: `when must be a boolean, and "len('abc')" is of type integer`,
+				Hint: `compare it: x == "yes", x > 0, x != ""`}},
+		},
+		{
+			name:  "when of a name is checked at run time",
+			steps: []workflow.Step{shell("a", "x", 1), {Name: "b", Type: workflow.StepShell, When: "{{ states.a.output }}", Shell: &workflow.ShellStep{Command: "y"}, Fields: map[string]workflow.Pos{"when": pos(3, 11)}}},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package templater
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -32,6 +33,10 @@ type program struct {
 	chains []*ref
 	// raws are the raw() calls; whole is true when raw(...) is the entire expression.
 	raws []rawUse
+	// typ is the expression's static type as expr-lang's checker infers it: every name is
+	// fetched at run time (an interface), so it is a concrete type only when the result does
+	// not come straight from a name (a literal, a comparison, a len()).
+	typ reflect.Type
 }
 
 type rawUse struct {
@@ -58,7 +63,8 @@ func compileExpr(src string) (*program, error) {
 	}
 	rw := &rewriter{src: src}
 	rw.visit(&tree.Node, true)
-	if _, err := checker.Check(tree, cfg); err != nil {
+	typ, err := checker.Check(tree, cfg)
+	if err != nil {
 		return nil, syntaxError(src, err)
 	}
 	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
@@ -68,7 +74,7 @@ func compileExpr(src string) (*program, error) {
 	if err != nil {
 		return nil, syntaxError(src, err)
 	}
-	p := &program{src: src, prog: prog, raws: rw.raws}
+	p := &program{src: src, prog: prog, raws: rw.raws, typ: typ}
 	for _, r := range rw.refs {
 		if !r.parent && r.root != "" {
 			p.chains = append(p.chains, r)

@@ -27,24 +27,26 @@ func Text(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	b.WriteString(s[:i])
-	for i < len(s) {
+	for {
+		b.WriteString(s[:i]) // a run of bytes shown as they are
+		if i == len(s) {
+			return b.String()
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b.WriteString(`\x`)
 			b.WriteString(strconv.FormatUint(uint64(s[i])|0x100, 16)[1:])
-		case r == '\n' || r == '\t' || r == '\r' && i+1 < len(s) && s[i+1] == '\n':
-			b.WriteByte(s[i])
-		case r < utf8.RuneSelf && ' ' <= r && r <= '~' || r >= utf8.RuneSelf && strconv.IsGraphic(r):
-			b.WriteString(s[i : i+size])
+		case r == '\r' && i+1 < len(s) && s[i+1] == '\n':
+			b.WriteByte('\r')
 		default:
-			q := strconv.QuoteRuneToASCII(r)
-			b.WriteString(q[1 : len(q)-1])
+			var buf [12]byte // "'\U0010ffff'"
+			q := strconv.AppendQuoteRuneToASCII(buf[:0], r)
+			b.Write(q[1 : len(q)-1])
 		}
-		i += size
+		s = s[i+size:]
+		i = firstUnsafe(s, true)
 	}
-	return b.String()
 }
 
 // Line escapes s for one line of a terminal, a table cell or a prompt: as strconv.Quote does

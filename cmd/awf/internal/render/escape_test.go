@@ -80,3 +80,18 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkText measures escaping 64 KiB of tool output: plain text (nothing to escape, the
+// common case) and text with an escape sequence on every line.
+func BenchmarkText(b *testing.B) {
+	plain := strings.Repeat("ok  \tgithub.com/awf-dev/awf/internal/x\t0.123s ünï\n", 1400)
+	hostile := strings.Repeat("\x1b[31mFAIL\x1b[0m github.com/awf-dev/awf/internal/x\n", 1400)
+	for name, s := range map[string]string{"plain": plain, "escapes": hostile} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				Text(s)
+			}
+		})
+	}
+}

@@ -13,13 +13,14 @@ import (
 )
 
 // Pins returns the pin (tool.Pin) of every tool of a registry's listing that a lock file
-// covers: every tool but awf's built-ins, which come with the awf binary. Descriptions are
+// covers: every tool but awf's built-ins (restricted by the workflow or not), which come with
+// the awf binary and change with it. Descriptions are
 // taken without a working directory, so that a lock holds wherever the workflow runs; a tool
 // defined in a file of its own (a manifest, a .tool file) has that file pinned too.
 func Pins(entries []registry.Entry) map[string]tool.Pin {
 	pins := map[string]tool.Pin{}
 	for _, e := range entries {
-		if e.Level == tool.LevelBuiltin {
+		if e.Level == tool.LevelBuiltin || e.Source == "builtin" {
 			continue
 		}
 		desc := e.Description

@@ -250,6 +250,7 @@ func cloneStep(s *state.StepState) *state.StepState {
 	}
 	c.ToolStats = clonePtr(s.ToolStats)
 	c.Tokens = clonePtr(s.Tokens)
+	c.Turns = slices.Clone(s.Turns)
 	if s.Conversation != nil {
 		conv := *s.Conversation
 		if conv.Messages != nil {

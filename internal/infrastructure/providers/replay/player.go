@@ -15,9 +15,12 @@ import (
 
 // Player plays a cassette. Each step gets its own cursor over the interactions recorded for
 // it. A request must match the next recorded one: model, system prompt, tool names, and the
-// conversation message by message, except the text of tool results, which tools produce
-// afresh on every run (timings in test output, for one); whether each result was an error
-// must match. Safe for concurrent use.
+// conversation message by message (the model-visible turn structure: roles, texts, calls and
+// which call each result answers), except the text of tool results, which tools produce
+// afresh on every run (timings in test output, for one). A result that failed now and
+// succeeded when recorded (or the reverse) is played on and reported in the reply's
+// Divergence, unless it was denied now (approval, policy): that is a mismatch. Safe for
+// concurrent use.
 type Player struct {
 	path string
 	c    *Cassette
@@ -114,7 +117,8 @@ func (s *stepPlayer) Chat(ctx context.Context, req ports.ChatRequest) (ports.Cha
 			s.step, ordinal(n+1), p.path, len(idxs), p.advice())
 	}
 	in := p.c.Interactions[idxs[n]]
-	if diff := compare(in.Request, req); diff != "" {
+	diff, divergence := compare(in.Request, req)
+	if diff != "" {
 		return ports.ChatResponse{}, fault.New(fault.Execution,
 			"replay: request %d of step %q differs from the cassette %s (interaction %d): %s%s",
 			n+1, s.step, p.path, idxs[n]+1, diff, p.advice())
@@ -130,6 +134,7 @@ func (s *stepPlayer) Chat(ctx context.Context, req ports.ChatRequest) (ports.Cha
 		Refusal:      in.Response.Refusal,
 		Thinking:     slices.Clone(in.Response.Thinking),
 		Model:        in.Response.Model,
+		Divergence:   divergence,
 	}
 	if u := in.Response.Usage; u != nil {
 		resp.Usage = *u
@@ -160,33 +165,41 @@ func ordinal(n int) string {
 }
 
 // compare returns the first difference between a recorded request and req, in words, or ""
-// when they match.
-func compare(rec Request, req ports.ChatRequest) string {
+// when they match. A tool result that succeeded when recorded and failed now, or the other
+// way round, does not stop the replay: the model saw a result for that call either way, and
+// a real tool's outcome can differ between runs (a call a crash cut off, settled on resume as
+// of unknown outcome, for one). Such differences come back as divergence, to be recorded.
+func compare(rec Request, req ports.ChatRequest) (diff, divergence string) {
 	if rec.Model != req.Model {
-		return fmt.Sprintf("model is %q, was %q", req.Model, rec.Model)
+		return fmt.Sprintf("model is %q, was %q", req.Model, rec.Model), ""
 	}
 	if d := textDiff(rec.System, req.System); d != "" {
-		return "the system prompt differs: " + d
+		return "the system prompt differs: " + d, ""
 	}
 	names := make([]string, len(req.Tools))
 	for i, t := range req.Tools {
 		names[i] = t.Name
 	}
 	if !slices.Equal(rec.Tools, names) {
-		return fmt.Sprintf("the tools offered are [%s], were [%s]", strings.Join(names, ", "), strings.Join(rec.Tools, ", "))
+		return fmt.Sprintf("the tools offered are [%s], were [%s]", strings.Join(names, ", "), strings.Join(rec.Tools, ", ")), ""
 	}
+	var soft []string
 	for i := range max(len(rec.Messages), len(req.Messages)) {
 		if i >= len(rec.Messages) {
-			return fmt.Sprintf("the conversation has %d messages, was %d: messages[%d] (%s) is new", len(req.Messages), len(rec.Messages), i, describe(req.Messages[i]))
+			return fmt.Sprintf("the conversation has %d messages, was %d: messages[%d] (%s) is new", len(req.Messages), len(rec.Messages), i, describe(req.Messages[i])), ""
 		}
 		if i >= len(req.Messages) {
-			return fmt.Sprintf("the conversation has %d messages, was %d: messages[%d] (%s) is missing", len(req.Messages), len(rec.Messages), i, describe(rec.Messages[i]))
+			return fmt.Sprintf("the conversation has %d messages, was %d: messages[%d] (%s) is missing", len(req.Messages), len(rec.Messages), i, describe(rec.Messages[i])), ""
 		}
-		if d := messageDiff(rec.Messages[i], req.Messages[i]); d != "" {
-			return fmt.Sprintf("messages[%d] (%s): %s", i, describe(req.Messages[i]), d)
+		hard, s := messageDiff(rec.Messages[i], req.Messages[i])
+		if hard != "" {
+			return fmt.Sprintf("messages[%d] (%s): %s", i, describe(req.Messages[i]), hard), ""
+		}
+		if s != "" {
+			soft = append(soft, fmt.Sprintf("messages[%d] (%s): %s", i, describe(req.Messages[i]), s))
 		}
 	}
-	return ""
+	return "", strings.Join(soft, "; ")
 }
 
 func describe(m state.Message) string {
@@ -199,35 +212,44 @@ func describe(m state.Message) string {
 	return m.Role
 }
 
-// messageDiff compares two messages; a tool result's text is not compared (see Player).
-func messageDiff(rec, got state.Message) string {
+// deniedPrefix starts the result of a call the governed path refused (see the agent loop).
+const deniedPrefix = "Denied: "
+
+// messageDiff compares two messages: hard is a difference that stops the replay, soft one
+// it records and goes on with (a tool result's success; its text is not compared, see
+// Player).
+func messageDiff(rec, got state.Message) (hard, soft string) {
 	switch {
 	case rec.Role != got.Role:
-		return fmt.Sprintf("role is %q, was %q", got.Role, rec.Role)
+		return fmt.Sprintf("role is %q, was %q", got.Role, rec.Role), ""
 	case rec.ToolCallID != got.ToolCallID:
-		return fmt.Sprintf("answers call %q, was %q", got.ToolCallID, rec.ToolCallID)
+		return fmt.Sprintf("answers call %q, was %q", got.ToolCallID, rec.ToolCallID), ""
 	case rec.Name != got.Name:
-		return fmt.Sprintf("tool is %q, was %q", got.Name, rec.Name)
+		return fmt.Sprintf("tool is %q, was %q", got.Name, rec.Name), ""
+	case rec.IsError != got.IsError && got.IsError && strings.HasPrefix(got.Content, deniedPrefix):
+		// A denial is how the run was set up (approvals, policy), not how a tool behaved:
+		// replaying on would show the model a run that did not happen.
+		return fmt.Sprintf("the call failed now but succeeded when recorded: %s", snippet(got.Content, 200)), ""
 	case rec.IsError != got.IsError && got.IsError:
-		return fmt.Sprintf("the call failed now but succeeded when recorded: %s", snippet(got.Content, 200))
+		soft = fmt.Sprintf("the call failed now but succeeded when recorded: %s", snippet(got.Content, 200))
 	case rec.IsError != got.IsError:
-		return "the call succeeded now but failed when recorded"
+		soft = "the call succeeded now but failed when recorded"
 	}
 	if got.Role != "tool" {
 		if d := textDiff(rec.Content, got.Content); d != "" {
-			return "the text differs: " + d
+			return "the text differs: " + d, ""
 		}
 	}
 	if len(rec.ToolCalls) != len(got.ToolCalls) {
-		return fmt.Sprintf("%d tool calls, were %d", len(got.ToolCalls), len(rec.ToolCalls))
+		return fmt.Sprintf("%d tool calls, were %d", len(got.ToolCalls), len(rec.ToolCalls)), ""
 	}
 	for j, c := range got.ToolCalls {
 		r := rec.ToolCalls[j]
 		if c.ID != r.ID || c.Name != r.Name || !sameJSON(c.Arguments, r.Arguments) {
-			return fmt.Sprintf("tool call %d is %s %s (%s), was %s %s (%s)", j, c.Name, c.Arguments, c.ID, r.Name, r.Arguments, r.ID)
+			return fmt.Sprintf("tool call %d is %s %s (%s), was %s %s (%s)", j, c.Name, c.Arguments, c.ID, r.Name, r.Arguments, r.ID), ""
 		}
 	}
-	return ""
+	return "", soft
 }
 
 // textDiff shows where two texts part, with some context, or "" when they are equal.

@@ -147,7 +147,21 @@ func TestReplayToolResults(t *testing.T) {
 			t.Errorf("tool output that changed between runs: %v", err)
 		}
 	})
-	t.Run("a failure now is a mismatch", func(t *testing.T) {
+	t.Run("a failure now is played on, and reported", func(t *testing.T) {
+		player, _ := replay.Open(path)
+		p := player.Step("wf", "implement")
+		if _, err := p.Chat(t.Context(), reqs[0]); err != nil {
+			t.Fatal(err)
+		}
+		r := reqs[1]
+		r.Messages = append([]state.Message(nil), r.Messages...)
+		r.Messages[2].IsError, r.Messages[2].Content = true, "Error: outcome unknown: the run stopped while this call was running"
+		resp, err := p.Chat(t.Context(), r)
+		if err != nil || !strings.Contains(resp.Divergence, `messages[2] (result of read_file call_1): the call failed now but succeeded when recorded: "Error: outcome unknown`) {
+			t.Errorf("Chat = %+v, %v; want the recorded reply with the divergence named", resp, err)
+		}
+	})
+	t.Run("a denial now is a mismatch", func(t *testing.T) {
 		player, _ := replay.Open(path)
 		p := player.Step("wf", "implement")
 		if _, err := p.Chat(t.Context(), reqs[0]); err != nil {

@@ -30,3 +30,21 @@ func BenchmarkGuardCheck(b *testing.B) {
 		}
 	}
 }
+
+// line200 is a 200-character line of the kind an agent sends: pipes, a substitution, a
+// wrapper, git and an sh -c script.
+const line200 = `cd src && timeout 60 go test ./... 2>&1 | tee ../t.log | grep -v '^ok' ; git -c color.ui=never diff --stat | sed -n '1,20p' ; echo "$(git rev-parse HEAD)" ; sh -c 'ls -la | head -5' ; rg -n TODO .`
+
+// BenchmarkWholeLine is the command check a shell call pays before it runs (issue 11:
+// target under 50 µs for a 200-character line).
+func BenchmarkWholeLine(b *testing.B) {
+	if len(line200) < 195 || len(line200) > 205 {
+		b.Fatalf("line is %d characters, want about 200", len(line200))
+	}
+	list := New([]string{"go", "git", "grep", "tee", "sed", "ls", "head", "rg", "sh"})
+	for b.Loop() {
+		if err := list.CheckBound(line200, "/work/ws", nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

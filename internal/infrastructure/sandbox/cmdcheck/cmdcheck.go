@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"mvdan.cc/sh/v3/syntax"
@@ -43,6 +44,8 @@ const (
 	RuleParse       Rule = "parse"            // the command line does not parse
 	RuleDepth       Rule = "depth"            // nesting too deep to follow
 	RulePrompt      Rule = "prompt-expansion" // ${x@P} runs hidden command substitutions
+	RuleBuiltinCode Rule = "builtin-code"     // mapfile -C, enable -f, hash -p
+	RuleRunsOthers  Rule = "runs-programs"    // an option through which a program runs others
 )
 
 // Refusal is a command the allowlist refuses. It is fault.Denied.
@@ -150,6 +153,9 @@ func Programs(script string) ([]Program, error) {
 	return z.progs, nil
 }
 
+// parsers are reused: building one costs more than checking a short line.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
 // maxDepth bounds nested shells (sh -c 'sh -c ...').
 const maxDepth = 16
 
@@ -215,7 +221,9 @@ func (z *analyzer) script(src string, depth int) error {
 	if depth > maxDepth {
 		return refuse("sh", RuleDepth, "shells nested more than %d deep", maxDepth)
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	parsers.Put(p)
 	if err != nil {
 		if z.list == nil {
 			return fmt.Errorf("parse command: %w", err)
@@ -402,6 +410,13 @@ func (z *analyzer) builtin(args []arg, c callCtx) (bool, error) {
 			}
 		}
 		return true, nil
+	case "mapfile", "readarray", "enable", "hash":
+		// mapfile -C runs a callback, enable -f loads a builtin from a shared object, hash -p
+		// makes a name run any file.
+		if strict && slices.ContainsFunc(args[1:], func(a arg) bool { return !a.ok || codeOption(name, a.s) }) {
+			return true, refuse(name, RuleBuiltinCode, "%s with this option runs or loads code that cannot be checked", name)
+		}
+		return true, nil
 	case "trap":
 		return true, z.trap(args[1:], c)
 	case "command":
@@ -418,6 +433,16 @@ func (z *analyzer) builtin(args []arg, c callCtx) (bool, error) {
 		return true, nil
 	}
 	return isBuiltin(name), nil
+}
+
+// codeOption reports whether a of builtin name makes it run or load code: an option
+// cluster holding C (mapfile, readarray), f (enable) or p (hash).
+func codeOption(name, a string) bool {
+	if !strings.HasPrefix(a, "-") || a == "--" {
+		return false
+	}
+	letter := map[string]string{"mapfile": "C", "readarray": "C", "enable": "f", "hash": "p"}[name]
+	return strings.Contains(a[1:], letter)
 }
 
 // trap checks the action, which the shell runs later.

@@ -1,7 +1,7 @@
 package cmdcheck
 
 import (
-	"path"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -35,12 +35,30 @@ var (
 )
 
 func gitKeyMatches(patterns []string, key string) bool {
-	key = strings.ToLower(key)
-	return slices.ContainsFunc(patterns, func(p string) bool {
-		// path.Match's * stops at "/", and keys have none: make it stop at "." instead.
-		ok, _ := path.Match(strings.ReplaceAll(p, ".", "/"), strings.ReplaceAll(key, ".", "/"))
-		return ok || strings.Count(p, ".") == 1 && strings.HasSuffix(p, ".*") && strings.HasPrefix(key, strings.TrimSuffix(p, "*"))
-	})
+	return slices.ContainsFunc(patterns, func(p string) bool { return gitKeyMatch(p, key) })
+}
+
+// gitKeyMatch matches a key against a pattern component by component, case-insensitively: *
+// is one component, and a two-component pattern "x.*" also takes any deeper key under x
+// (alias.*, pager.*). It allocates nothing: it runs for every -c of every git command.
+func gitKeyMatch(pattern, key string) bool {
+	deep := strings.Count(pattern, ".") == 1 && strings.HasSuffix(pattern, ".*")
+	for {
+		p, prest, pmore := strings.Cut(pattern, ".")
+		k, krest, kmore := strings.Cut(key, ".")
+		if p != "*" && !strings.EqualFold(p, k) {
+			return false
+		}
+		switch {
+		case !pmore && !kmore:
+			return true
+		case !pmore:
+			return deep && p == "*"
+		case !kmore:
+			return false
+		}
+		pattern, key = prest, krest
+	}
 }
 
 // gitConfig checks one key=value git would use.
@@ -61,7 +79,12 @@ func (z *analyzer) gitConfig(key string, value arg, c callCtx) error {
 	case strings.HasPrefix(lower, "alias."):
 		cmd, shell := strings.CutPrefix(v, "!")
 		if !shell {
-			return nil // another git command
+			// Another git command with arguments, which may carry -c settings of their own.
+			words, simple := splitSimple(v)
+			if !simple {
+				return z.strict(refuse("git", RuleGitConfig, "%s with quotes or variables hides what git runs", key))
+			}
+			return z.argv(append(lits("git"), lits(words...)...), c.through("git alias"))
 		}
 		return z.scriptVia(cmd, c, "git alias")
 	case strings.HasPrefix(lower, "credential.") && !strings.HasPrefix(v, "!") && !strings.HasPrefix(v, "/"):
@@ -111,6 +134,15 @@ func checkGit(z *analyzer, args []arg, c callCtx) error {
 	return z.gitSubcommand(p.rest[0].s, p.rest[1:], c.through("git "+p.rest[0].s))
 }
 
+// gitRemoteCommands take repository addresses, and remoteHelper is the address form
+// "<transport>::<address>" with which git runs the program git-remote-<transport> (ext:: runs
+// any command line).
+var (
+	gitRemoteCommands = map[string]bool{"clone": true, "fetch": true, "pull": true, "push": true, "ls-remote": true,
+		"remote": true, "archive": true, "submodule": true, "fetch-pack": true, "send-pack": true}
+	remoteHelper = regexp.MustCompile(`^(--[a-z-]+=)?[A-Za-z][A-Za-z0-9+.-]*::`)
+)
+
 // gitExecOptions are subcommand options whose value is a command line.
 var gitExecOptions = map[string][]string{
 	"rebase":        {"-x", "--exec"},
@@ -147,9 +179,15 @@ func (z *analyzer) gitSubcommand(sub string, args []arg, c callCtx) error {
 		if !attached && len(name) > 2 && name[0] == '-' && name[1] != '-' && slices.Contains(opts, name[:2]) {
 			name, value, attached = name[:2], name[2:], true // -Oless
 		}
-		if !slices.Contains(opts, name) {
+		if gitRemoteCommands[sub] && remoteHelper.MatchString(a.s) {
+			// A remote helper transport (ext::sh -c ..., fd::): git runs the helper or command.
+			return z.strict(refuse("git", RuleRunsOthers, "git transport %q runs a remote helper or command", name))
+		}
+		o, ok := matchesAny(name, opts)
+		if !ok {
 			continue
 		}
+		name = o
 		v := arg{value, true}
 		if !attached {
 			if sub == "grep" {
@@ -200,6 +238,8 @@ func (z *analyzer) gitConfigCommand(args []arg, c callCtx) error {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
+		case a.ok && (a.s == "-e" || longMatch(a.s, "--edit")):
+			return z.strict(refuse("git", RuleGitConfig, "git config --edit runs an editor"))
 		case a.ok && (a.s == "-f" || a.s == "--file" || a.s == "--blob" || a.s == "--type" || a.s == "--default" || a.s == "--comment" || a.s == "--value"):
 			i++
 		case a.ok && strings.HasPrefix(a.s, "-"):

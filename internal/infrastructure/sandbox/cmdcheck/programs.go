@@ -90,6 +90,25 @@ func lookupProgram(key string) (program, bool) {
 		return refusing(RuleNamespace, "enters or makes namespaces or changes privileges"), true
 	case "ip":
 		return program{check: checkIP}, true
+	case "rg":
+		return program{check: checkRg}, true
+	case "sed", "gsed":
+		return program{check: checkSed}, true
+	case "make", "gmake":
+		return program{check: checkMake}, true
+	case "vi", "vim", "nvim", "view", "vimdiff", "rvim", "gvim":
+		return program{check: checkVim}, true
+	case "emacs":
+		return program{check: checkEmacs}, true
+	case "ssh", "scp", "sftp":
+		return program{check: checkSSH}, true
+	case "zip":
+		return program{check: checkZip}, true
+	case "man":
+		return program{check: checkMan}, true
+	case "ex", "parallel", "sem", "strace", "ltrace", "gdb", "valgrind", "expect", "at", "batch", "crontab",
+		"chrt", "prlimit", "numactl", "unbuffer", "cpulimit", "catchsegv", "script", "run-parts", "dbus-run-session":
+		return refusing(RuleRunsOthers, "runs other programs in ways the command check cannot follow"), true
 	}
 	return program{}, false
 }
@@ -313,7 +332,8 @@ var (
 	codeVars = []string{
 		"LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "GCONV_PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND",
 		"PS4", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-		"GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "NODE_OPTIONS", "PERL5OPT",
+		"GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "NODE_OPTIONS", "PERL5OPT", "PYTHONSTARTUP", "PYTHONPATH",
+		"RIPGREP_CONFIG_PATH", "MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEFILES", "GIT_ALLOW_PROTOCOL",
 	}
 )
 
@@ -551,7 +571,14 @@ func checkCommandOptions(z *analyzer, args []arg, c callCtx) error {
 			continue
 		}
 		opt, value, attached := strings.Cut(a.s, "=")
-		if opt == "--checkpoint-action" && attached {
+		if name == "tar" && (i == 1 && !strings.HasPrefix(a.s, "-") || strings.HasPrefix(a.s, "-") && !strings.HasPrefix(a.s, "--")) &&
+			len(a.s) > 2 && strings.ContainsAny(strings.TrimPrefix(a.s, "-"), "IF") {
+			// -I and -F inside a cluster (tar -xIsh f, tar xIf sh a.tar): where their
+			// command is cannot be told with certainty.
+			return z.strict(refuse("tar", RuleRunsOthers, "tar %s: -I or -F in a cluster of options runs a command", a.s))
+		}
+		if o, ok := matchesAny(opt, []string{"--checkpoint-action"}); ok && attached {
+			opt = o
 			if cmd, ok := strings.CutPrefix(value, "exec="); ok {
 				if err := z.scriptVia(cmd, c, name+" "+opt); err != nil {
 					return err
@@ -559,9 +586,11 @@ func checkCommandOptions(z *analyzer, args []arg, c callCtx) error {
 			}
 			continue
 		}
-		if !slices.Contains(opts, opt) {
+		o, ok := matchesAny(opt, opts)
+		if !ok {
 			continue
 		}
+		opt = o
 		v := arg{value, true}
 		if !attached {
 			if i+1 == len(args) {

@@ -17,12 +17,16 @@ import (
 
 // Rules are what a sandboxed process may reach.
 type Rules struct {
-	// Read are directories or files (and everything beneath) the process may read and
-	// execute.
+	// Read are directories or files (and everything beneath) the process may read and,
+	// unless RestrictExec, execute.
 	Read []string
 	// Write are directories or files the process may also write, create in, remove from
 	// and rename within; never make device nodes in.
 	Write []string
+	// RestrictExec takes the execute right away from Read and Write: only Exec's files and
+	// directories may be executed (and read).
+	RestrictExec bool
+	Exec         []string
 	// RestrictNet denies every TCP bind, and every TCP connect except to ConnectTCP.
 	RestrictNet bool
 	ConnectTCP  []uint16
@@ -83,7 +87,7 @@ func Apply(r Rules) (Result, error) {
 				return fmt.Errorf("landlock: rule for %s: %w", p, err)
 			case fi.IsDir():
 				rule := landlock.PathAccess(dirRights, p)
-				if dirRights == writeDir && res.ABI >= 2 {
+				if dirRights&ll.AccessFSMakeReg != 0 && res.ABI >= 2 {
 					rule = rule.WithRefer() // renames across directories of the tree
 				}
 				rules = append(rules, rule)
@@ -93,10 +97,17 @@ func Apply(r Rules) (Result, error) {
 		}
 		return nil
 	}
-	if err := add(readDir, readFile, r.Read); err != nil {
+	noExec := landlock.AccessFSSet(0)
+	if r.RestrictExec {
+		noExec = ll.AccessFSExecute
+		if err := add(readDir, readFile, r.Exec); err != nil {
+			return res, err
+		}
+	}
+	if err := add(readDir&^noExec, readFile&^noExec, r.Read); err != nil {
 		return res, err
 	}
-	if err := add(writeDir, writeFile, r.Write); err != nil {
+	if err := add(writeDir&^noExec, writeFile&^noExec, r.Write); err != nil {
 		return res, err
 	}
 	cfg := landlock.V11.BestEffort()

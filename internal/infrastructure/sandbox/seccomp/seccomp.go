@@ -21,6 +21,9 @@ type Options struct {
 	// AllowInet lets processes open any AF_INET and AF_INET6 socket (host network). Without
 	// it only TCP stream sockets are allowed: no UDP, no raw sockets, no MPTCP, no SCTP.
 	AllowInet bool
+	// DenyMemfd refuses memfd_create: under an exec allowlist an anonymous memory file is
+	// the one executable file no mount flag or Landlock rule governs.
+	DenyMemfd bool
 }
 
 // Offsets in struct seccomp_data (little-endian: the low word of each argument first).
@@ -79,6 +82,9 @@ func Program(opts Options) ([]unix.SockFilter, error) {
 	a.jeq(unix.SYS_IOCTL, "ioctl", "")
 	for _, nr := range append(denied, archDenied...) {
 		a.jeq(nr, "eperm", "")
+	}
+	if opts.DenyMemfd {
+		a.jeq(unix.SYS_MEMFD_CREATE, "eperm", "")
 	}
 	a.ret(unix.SECCOMP_RET_ALLOW)
 

@@ -8,6 +8,8 @@ import "errors"
 type Options struct {
 	// AllowInet lets processes open any AF_INET and AF_INET6 socket (host network).
 	AllowInet bool
+	// DenyMemfd refuses memfd_create.
+	DenyMemfd bool
 }
 
 // Supported reports whether a filter can be installed: never outside Linux.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
 )
 
@@ -80,7 +81,7 @@ func runList(ctx context.Context, opts *Options) error {
 		if !e.Valid {
 			desc = "INVALID: " + firstLine(e.Error)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.File, firstLine(desc))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", render.Line(e.Name), render.Line(e.File), render.Line(firstLine(desc)))
 	}
 	return tw.Flush()
 }
