@@ -144,7 +144,7 @@ func (l *loop) replayed(ctx context.Context, p *pendingCall, i int) *pendingCall
 // refuse answers a call without running it: the call gate refused it under rule.
 func refuse(p *pendingCall, rule, why string) *pendingCall {
 	p.kind, p.rule = callRefused, rule
-	p.res = state.ToolCallResult{Error: why, Denied: true, Approval: ports.ByGate}
+	p.res = state.ToolCallResult{Error: why, Denied: true, Approval: ports.ByGate, Layer: ports.LayerGate, Rule: rule}
 	p.msg = resultText(p.res)
 	return p
 }
@@ -282,6 +282,7 @@ func (l *loop) auditRefusal(ctx context.Context, p *pendingCall, why string) err
 	if rule == ports.RuleStepTools {
 		if _, err := l.x.d.Catalog.Describe(ctx, ports.ToolQuery{RunID: l.sc.RunID, Step: l.step, Names: []string{p.ref.Name}}); err != nil {
 			rule = ports.RuleUnknownTool
+			p.res.Rule = rule
 		}
 	}
 	args := p.args

@@ -247,19 +247,22 @@ func TestErrorResultsGoBackToTheModel(t *testing.T) {
 		want:    state.ToolCallResult{Error: "write_file: $.path: want string, got integer"},
 		content: "Error: write_file: $.path: want string, got integer", invoked: 1,
 	}, {
-		name:    "unknown tool",
-		call:    call("delete_everything", `{}`),
-		want:    state.ToolCallResult{Error: `unknown tool "delete_everything": this step's tools are write_file`, Denied: true, Approval: "gate"},
+		name: "unknown tool",
+		call: call("delete_everything", `{}`),
+		want: state.ToolCallResult{Error: `unknown tool "delete_everything": this step's tools are write_file`, Denied: true, Approval: "gate",
+			Layer: "L0 gate", Rule: ports.RuleUnknownTool},
 		content: `Denied: unknown tool "delete_everything": this step's tools are write_file`, rule: ports.RuleUnknownTool,
 	}, {
-		name:    "arguments that are not JSON",
-		call:    call("write_file", `{"path": "x"`),
-		want:    state.ToolCallResult{Error: "invalid arguments for write_file: arguments are not valid JSON: unexpected EOF; send the arguments as one JSON object", Denied: true, Approval: "gate"},
+		name: "arguments that are not JSON",
+		call: call("write_file", `{"path": "x"`),
+		want: state.ToolCallResult{Error: "invalid arguments for write_file: arguments are not valid JSON: unexpected EOF; send the arguments as one JSON object", Denied: true, Approval: "gate",
+			Layer: "L0 gate", Rule: ports.RuleArgsObject},
 		content: "Denied: invalid arguments for write_file: arguments are not valid JSON: unexpected EOF; send the arguments as one JSON object", rule: ports.RuleArgsObject,
 	}, {
-		name:    "arguments that are not an object",
-		call:    call("write_file", `["x"]`),
-		want:    state.ToolCallResult{Error: "invalid arguments for write_file: arguments must be a JSON object, got an array; send the arguments as one JSON object", Denied: true, Approval: "gate"},
+		name: "arguments that are not an object",
+		call: call("write_file", `["x"]`),
+		want: state.ToolCallResult{Error: "invalid arguments for write_file: arguments must be a JSON object, got an array; send the arguments as one JSON object", Denied: true, Approval: "gate",
+			Layer: "L0 gate", Rule: ports.RuleArgsObject},
 		content: "Denied: invalid arguments for write_file: arguments must be a JSON object, got an array; send the arguments as one JSON object", rule: ports.RuleArgsObject,
 	}}
 	for _, tc := range tests {

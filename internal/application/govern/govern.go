@@ -119,9 +119,6 @@ func (g *Gate) Run(ctx context.Context, c Call, exec Exec) (tool.Result, Verdict
 	res, v := g.run(ctx, c, &rec, exec)
 	rec.Outcome = outcome(res, v)
 	rec.Command, rec.Changes = res.Command, res.Changes
-	if v.Denied && res.Refusal == nil && rec.Verdict != nil {
-		res.Refusal = &tool.Refusal{Layer: rec.Verdict.Layer, Rule: rec.Verdict.Rule}
-	}
 	if v.Denied && rec.Verdict != nil {
 		rec.Verdict.Reason = res.Error
 	}
