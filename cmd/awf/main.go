@@ -23,6 +23,7 @@ func main() {
 	if process.IsFileHelper(os.Args) {
 		os.Exit(process.FileHelperMain(os.Args))
 	}
+	iostreams.SurviveClosedPipes()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], iostreams.System(), os.Getenv, os.Environ())
 	stop()

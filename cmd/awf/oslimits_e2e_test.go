@@ -26,6 +26,7 @@ steps:
   - {name: interp_memory, type: tool, tool: shell, args: {command: "x=a; while true; do x=$x$x; done"}, continue_on_error: true}
   - {name: background_jobs, type: tool, tool: shell, args: {command: "for i in $(seq 200); do sleep 5 & done; wait"}, continue_on_error: true}
   - {name: stderr_flood, type: tool, tool: shell, args: {command: "echo start; yes >&2"}, continue_on_error: true}
+  - {name: program_memory, type: tool, tool: shell, args: {command: "python3 -c 'x = bytearray(1 << 30)'"}, continue_on_error: true}
   - {name: orphans, type: tool, tool: shell, args: {command: "for i in $(seq 300); do sh -c 'true & true'; done; sh -c 'echo still-forking'"}, continue_on_error: true}
   - {name: after, type: tool, tool: shell, args: {command: "echo still-working"}}
 `
@@ -62,12 +63,17 @@ func TestLimitsReportTheLimit(t *testing.T) {
 		{"interp_memory", "killed: memory limit 256 MiB reached", false},
 		{"background_jobs", "killed: process limit 64 reached", true},
 		{"stderr_flood", "output truncated at the limit", false},
+		// A program that fails on the limit and says so in its own words.
+		{"program_memory", "memory limit 256 MiB reached: exit status 1", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.step, func(t *testing.T) {
 			s := st.States[tc.step]
 			if s == nil {
 				t.Fatalf("no state for step %s", tc.step)
+			}
+			if strings.Contains(s.Error, "python3: not found") {
+				t.Skip("python3 is not installed")
 			}
 			if tc.rootOnly && !strings.Contains(s.Error, tc.want) && strings.Contains(s.Error, "exit status") {
 				t.Skipf("the process limit does not bind here (not root, no cgroup): %.200q", s.Error)

@@ -15,6 +15,11 @@ import (
 func TestProviderSwitchUsesOllamaHostAndNoForeignModel(t *testing.T) {
 	var mu sync.Mutex
 	var models []string
+	asked := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), models...)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Model string `json:"model"`
@@ -49,13 +54,13 @@ steps:
 	if !strings.Contains(r.stderr, "set --model") || !strings.Contains(r.stderr, "claude-sonnet-4-20250514") {
 		t.Errorf("stderr does not say the model was not carried over and to set --model:\n%s", r.stderr)
 	}
-	if len(models) != 0 {
-		t.Errorf("Ollama was asked %v before a model was known", models)
+	if got := asked(); len(got) != 0 {
+		t.Errorf("Ollama was asked %v before a model was known", got)
 	}
 
 	args := []string{"run", "agent.yaml", "--provider", "ollama", "--model", "qwen3"}
 	e.wantExit(run(args...), 0, args)
-	if len(models) != 1 || models[0] != "/api/chat qwen3" {
-		t.Errorf("Ollama got %v, want one /api/chat request for qwen3", models)
+	if got := asked(); len(got) != 1 || got[0] != "/api/chat qwen3" {
+		t.Errorf("Ollama got %v, want one /api/chat request for qwen3", got)
 	}
 }

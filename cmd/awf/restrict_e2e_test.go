@@ -272,3 +272,55 @@ func (e *env) auditHasDenial(layer, rule string) bool {
 	}
 	return false
 }
+
+// TestCommandCheckMustAllow: what a coding agent needs keeps working through the binary: a
+// build tool writing in the workspace (default mode, and make under an allowlist that lists
+// it), and read-only git in the repository under an allowlist of git and cat.
+func TestCommandCheckMustAllow(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	for _, p := range []string{"git", "make"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skip(p + " is not installed")
+		}
+	}
+	e := newEnv(t)
+	e.write("Makefile", "out/built:\n\tmkdir -p out && echo built > out/built\n")
+	e.write("src/a.txt", "a\n")
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", e.dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	git("add", "src/a.txt")
+	git("commit", "-qm", "first")
+	e.write("wf.yaml", `name: mustallow
+approval: {default: auto}
+tools:
+  - {name: shell, builtin: true, restrictions: {commands: [git, cat, make, sh, mkdir]}}
+  - {name: build, command: "make && cat out/built"}
+steps:
+  - {name: status, type: tool, tool: shell, args: {command: "git status --short && git log --oneline | cat"}}
+  - {name: make, type: tool, tool: shell, args: {command: "rm -rf out; make && cat out/built"}, continue_on_error: true}
+  - {name: make2, type: tool, tool: shell, args: {command: "make -B && cat out/built"}}
+  - {name: build, type: tool, tool: build}
+`)
+	r := e.runJSON(0, "run", "wf.yaml")
+	st := e.state(r.RunID)
+	if s := st.States["status"]; !strings.Contains(s.Output, "first") {
+		t.Errorf("git log | cat under [git, cat]: %q, error %q", s.Output, s.Error)
+	}
+	if s := st.States["make2"]; !strings.Contains(s.Output, "built") {
+		t.Errorf("make under an allowlist listing it: %q, error %q", s.Output, s.Error)
+	}
+	if s := st.States["build"]; !strings.Contains(s.Output, "built") {
+		t.Errorf("a build in the default mode: %q, error %q", s.Output, s.Error)
+	}
+	// rm is not listed: the whole line is refused, make did not run again.
+	if s := st.States["make"]; s.Status != state.Failed || !strings.Contains(s.Error, `"rm" refused`) {
+		t.Errorf("a line with a program off the list: status %s, error %q", s.Status, s.Error)
+	}
+}

@@ -408,7 +408,7 @@ func (l *loop) closeAbandoned(ctx context.Context) error {
 		Detail: "the resumed model did not ask for this call again"}
 	for _, i := range idxs {
 		rec := l.resume.record(i)
-		if err := l.audit(ctx, rec.ID, rec.Tool, rec.Arguments, res, rcv); err != nil {
+		if err := l.audit(ctx, rec.ID, rec.Tool, res, rcv); err != nil {
 			return err
 		}
 	}

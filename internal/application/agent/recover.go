@@ -131,13 +131,13 @@ func (l *loop) auditSettled(ctx context.Context, p *pendingCall) error {
 	if p.kind == callRerun {
 		res = state.ToolCallResult{Error: "interrupted: the run stopped while this call was running; it runs again"}
 	}
-	return l.audit(ctx, p.prevID, p.ref.Name, p.args, res, *p.recovery)
+	return l.audit(ctx, p.prevID, p.ref.Name, res, *p.recovery)
 }
 
 // audit records a decision about a call a crash cut off: outcome ok when it took effect,
 // unknown otherwise, with the decision in the record's recovery. Without an audit sink it
 // records nothing.
-func (l *loop) audit(ctx context.Context, id, name string, args map[string]any, res state.ToolCallResult, r state.Recovery) error {
+func (l *loop) audit(ctx context.Context, id, name string, res state.ToolCallResult, r state.Recovery) error {
 	a := l.x.d.Audit
 	if a == nil {
 		return nil
@@ -146,8 +146,10 @@ func (l *loop) audit(ctx context.Context, id, name string, args map[string]any, 
 	if r.Decision == state.RecoveryDone {
 		outcome = ports.OutcomeOK
 	}
+	// No arguments: the call's started record holds them, with secret values masked by the
+	// governed path, which alone knows them.
 	err := a.Record(ctx, ports.AuditRecord{Time: l.x.d.Clock.Now(), RunID: l.sc.RunID, Step: l.step, CallID: id, Tool: name,
-		Arguments: args, Outcome: outcome, Error: res.Error, Recovery: &r})
+		Outcome: outcome, Error: res.Error, Recovery: &r})
 	if err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("audit the recovery of call %s: %w", id, err))
 	}

@@ -5,6 +5,7 @@ package compile
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -18,6 +19,9 @@ type Result struct {
 	// CallsTools is true when the workflow, or a workflow it calls, has a tool or agent step
 	// (set by File, which compiles the workflows called): a run without needs no tools built.
 	CallsTools bool
+	// Files are the absolute paths of the workflow files loaded: the workflow and those it
+	// calls (set by File), sorted.
+	Files []string
 }
 
 // File loads, validates and compiles the workflow at path, and every workflow its workflow
@@ -28,9 +32,13 @@ func File(l ports.WorkflowLoader, t ports.Templater, path string) (Result, error
 	c := &compiler{l: l, t: t, loaded: map[string]*workflow.Workflow{}}
 	_, res, err := c.file(path)
 	if res.Workflow != nil {
-		for _, w := range c.loaded {
+		for path, w := range c.loaded {
 			res.CallsTools = res.CallsTools || w != nil && w.CallsTools()
+			if w != nil {
+				res.Files = append(res.Files, path)
+			}
 		}
+		slices.Sort(res.Files)
 	}
 	return res, err
 }

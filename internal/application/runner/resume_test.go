@@ -2,7 +2,9 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -214,5 +216,64 @@ func TestResumeContinuesSubRun(t *testing.T) {
 	}
 	if n := e.runCount(); n != 2 {
 		t.Errorf("runs saved = %d, want 2: no new child run", n)
+	}
+}
+
+// TestResumeOwnsTheRun: a run another owner holds is not resumed, and nothing is saved; a
+// run is owned while it runs.
+func TestResumeOwnsTheRun(t *testing.T) {
+	w := wf(shell("a", "a"), shell("b", "b"))
+	e := resumable(t, w)
+	f := newFlaky("b")
+	e.respond(f.run)
+	r := e.runner()
+	first, _ := r.Run(t.Context(), runner.Request{Workflow: w})
+	if _, owned := e.store.Owner(first.ID); owned {
+		t.Fatal("a finished run is still owned")
+	}
+	unlock, err := e.store.Lock(t.Context(), first.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saves := len(e.store.History(first.ID))
+	_, err = r.Resume(t.Context(), first.ID)
+	var busy *ports.RunBusyError
+	if !errors.As(err, &busy) || fault.KindOf(err) != fault.Usage {
+		t.Fatalf("Resume of an owned run = %v, want a *ports.RunBusyError", err)
+	}
+	if n := len(e.store.History(first.ID)); n != saves || f.counts()["b"] != 1 {
+		t.Errorf("the refused resume saved %d times and ran b %d times", n-saves, f.counts()["b"]-1)
+	}
+	unlock()
+	if run, err := r.Resume(t.Context(), first.ID); err != nil || run.Status != state.Completed {
+		t.Errorf("Resume after unlock = %v, %v", run.Status, err)
+	}
+}
+
+// TestResumeChangedSources: changed files refuse the resume, naming them; Force resumes,
+// records the override and the new digests.
+func TestResumeChangedSources(t *testing.T) {
+	w := wf(shell("a", "a"), shell("b", "b"))
+	e := resumable(t, w)
+	e.respond(newFlaky("b").run)
+	r := e.runner()
+	was := map[string]string{"/w/main.yaml": "sha256:1", "/w/child.yaml": "sha256:2"}
+	first, _ := r.Run(t.Context(), runner.Request{Workflow: w, Sources: was})
+	if got := e.saved(first.ID).Sources; !cmp.Equal(got, was) {
+		t.Fatalf("sources saved = %v, want %v", got, was)
+	}
+	now := map[string]string{"/w/main.yaml": "sha256:1", "/w/child.yaml": state.SourceMissing, "/w/x.tool": "sha256:3"}
+	_, err := r.ResumeWith(t.Context(), first.ID, runner.ResumeOptions{Sources: now})
+	if fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "/w/child.yaml (deleted), /w/x.tool (added)") {
+		t.Fatalf("ResumeWith changed sources = %v, want a usage error listing them", err)
+	}
+	run, err := r.ResumeWith(t.Context(), first.ID, runner.ResumeOptions{Sources: now, Force: true})
+	if err != nil || run.Status != state.Completed {
+		t.Fatalf("ResumeWith Force = %v, %v", run.Status, err)
+	}
+	saved := e.saved(first.ID)
+	want := []state.Override{{At: saved.Overrides[0].At, Flag: state.ForceFlag, Changed: []string{"/w/child.yaml (deleted)", "/w/x.tool (added)"}}}
+	if d := cmp.Diff(want, saved.Overrides); d != "" || !cmp.Equal(saved.Sources, now) {
+		t.Errorf("overrides (-want +got):\n%s\nsources = %v", d, saved.Sources)
 	}
 }

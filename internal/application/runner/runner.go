@@ -115,6 +115,9 @@ type Request struct {
 	WorkDir string
 	// Parent is the id of the run that started this one, if any.
 	Parent string
+	// Sources are the digests of the files the workflow was loaded from (see
+	// state.RunState.Sources), recorded for resume to compare.
+	Sources map[string]string
 }
 
 // Run runs every step of the workflow and returns the final run state. The state is saved
@@ -137,16 +140,57 @@ func (r *Runner) Run(ctx context.Context, req Request) (*state.RunState, error) 
 	return r.run(ctx, req, r.d.NewID(), nil)
 }
 
-// Resume continues the run with the given id: steps already completed or skipped keep their
-// outputs and are not run again; the others run in order as in Run. The run keeps its id and
-// state file and counts one more resume. Resuming a completed run is a fault.Usage error.
+// Resume continues the run with the given id as ResumeWith does, with no overrides.
 func (r *Runner) Resume(ctx context.Context, runID string) (*state.RunState, error) {
-	st, err := r.d.Store.Load(ctx, runID)
+	return r.ResumeWith(ctx, runID, ResumeOptions{})
+}
+
+// ResumeOptions are what a resume checks and what it may overlook.
+type ResumeOptions struct {
+	// Sources are the digests of the files of the run's workflow as they are now: those the
+	// run recorded and those the workflow loads now (state.ChangedSources). Nil skips the
+	// check.
+	Sources map[string]string
+	// Force resumes a run whose files changed since it started; the run records it.
+	Force bool
+	// FromLastValid resumes a run whose journal is damaged from its last valid line, with a
+	// store that can (ports.StateRecovery); the run records what was left out.
+	FromLastValid bool
+}
+
+// ResumeWith continues the run with the given id: steps already completed or skipped keep
+// their outputs and are not run again; the others run in order as in Run. The run keeps its
+// id and state file and counts one more resume. It owns the run (Store.Lock) before reading
+// it and until it ends: a run another process owns is a *ports.RunBusyError. Resuming a
+// completed run is a fault.Usage error, and so is a run whose files changed since it started
+// (opts.Sources) unless opts.Force.
+func (r *Runner) ResumeWith(ctx context.Context, runID string, opts ResumeOptions) (*state.RunState, error) {
+	unlock, err := r.d.Store.Lock(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", runID, err)
+	}
+	defer unlock()
+	st, dropped, err := ports.LoadRun(ctx, r.d.Store, runID, opts.FromLastValid)
 	if err != nil {
 		return nil, fmt.Errorf("resume %s: %w", runID, err)
 	}
 	if st.Status == state.Completed {
 		return st, fault.New(fault.Usage, "run %s already completed: nothing to resume", runID)
+	}
+	now := r.d.Clock.Now()
+	if dropped != "" {
+		st.Overrides = append(st.Overrides, state.Override{At: now, Flag: state.FromLastValidFlag, Dropped: dropped})
+	}
+	if changed := state.ChangedSources(st.Sources, opts.Sources); len(changed) > 0 {
+		if !opts.Force {
+			return st, fault.New(fault.Usage, "run %s: its workflow changed since it started: %s; resume with --force to run the remaining steps with the files as they are now",
+				runID, strings.Join(changed, ", "))
+		}
+		st.Overrides = append(st.Overrides, state.Override{At: now, Flag: state.ForceFlag, Changed: changed})
+		st.Sources = opts.Sources
+	}
+	if st.Sources == nil {
+		st.Sources = opts.Sources // a run of an earlier version: compare with these from now on
 	}
 	wf, err := r.load(st.WorkflowFile)
 	if err != nil {
@@ -184,11 +228,20 @@ func (r *Runner) run(ctx context.Context, req Request, id string, lineage []stri
 		StartedAt:    now,
 		UpdatedAt:    now,
 		Parent:       req.Parent,
+		Sources:      req.Sources,
 		States:       map[string]*state.StepState{},
 	}
 	if st.Inputs == nil {
 		st.Inputs = map[string]any{}
 	}
+	// A run cancelled before it starts is still recorded, as interrupted: it needs its lock.
+	unlock, err := r.d.Store.Lock(context.WithoutCancel(ctx), id)
+	if err != nil { // a state directory that cannot be written: the run fails as its first save would
+		err = fmt.Errorf("run %s: %w", id, err)
+		st.Status, st.FinishedAt, st.Error = state.Failed, &now, err.Error()
+		return st, err
+	}
+	defer unlock()
 	return r.execute(ctx, newExecution(r, st, wf, lineage), "")
 }
 

@@ -32,7 +32,12 @@ func (e *execution) subWorkflow(ctx context.Context, sr *stepRun, attempt int) (
 		return StepOutcome{}, fault.New(fault.Invalid, "workflows nest deeper than %d: %s",
 			MaxWorkflowDepth, strings.Join(chain, " -> "))
 	}
-	if prev := e.previousSubRun(ctx, sr, attempt); prev != nil {
+	prev, unlock, err := e.previousSubRun(ctx, sr, attempt)
+	if err != nil {
+		return StepOutcome{}, err
+	}
+	if prev != nil {
+		defer unlock()
 		return e.continueSubRun(ctx, prev, child)
 	}
 	raw, err := e.renderMap(ws.Inputs, scope, "input")
@@ -55,17 +60,23 @@ func (e *execution) subWorkflow(ctx context.Context, sr *stepRun, attempt int) (
 	return subOutcome(child, sub, vars, err)
 }
 
-// previousSubRun returns the unfinished or completed child run a resumed step left, or nil.
-func (e *execution) previousSubRun(ctx context.Context, sr *stepRun, attempt int) *state.RunState {
+// previousSubRun returns the unfinished or completed child run a resumed step left, or nil,
+// and owns it (Store.Lock) until unlock is called: it may be resumed on its own too. A child
+// run that another process owns is an error.
+func (e *execution) previousSubRun(ctx context.Context, sr *stepRun, attempt int) (sub *state.RunState, unlock func(), err error) {
 	if attempt > 1 || sr.prev == nil || sr.prev.Vars[state.SubRunVar] == "" {
-		return nil
+		return nil, nil, nil
 	}
-	sub, err := e.r.d.Store.Load(ctx, sr.prev.Vars[state.SubRunVar])
-	if err != nil {
-		sr.log.Warn("previous sub-run not found, starting a new one", "sub_run", sr.prev.Vars[state.SubRunVar], "err", err)
-		return nil
+	id := sr.prev.Vars[state.SubRunVar]
+	if unlock, err = e.r.d.Store.Lock(ctx, id); err != nil {
+		return nil, nil, fmt.Errorf("sub-run %s: %w", id, err)
 	}
-	return sub
+	if sub, err = e.r.d.Store.Load(ctx, id); err != nil {
+		unlock()
+		sr.log.Warn("previous sub-run not found, starting a new one", "sub_run", id, "err", err)
+		return nil, nil, nil
+	}
+	return sub, unlock, nil
 }
 
 func (e *execution) continueSubRun(ctx context.Context, sub *state.RunState, child *workflow.Workflow) (StepOutcome, error) {

@@ -6,8 +6,10 @@ package ports
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -36,7 +38,47 @@ type StateStore interface {
 	List(ctx context.Context) ([]RunSummary, error)
 	// Path returns where the run's state file is (or would be).
 	Path(id string) string
+	// Lock makes the caller the only owner of run id until unlock is called or the process
+	// ends, whichever comes first, so that no two processes run or resume one run at once. A
+	// run another owner holds is a *RunBusyError. The run need not have a state yet.
+	Lock(ctx context.Context, id string) (unlock func(), err error)
+	// Owner reports who owns run id now; ok is false when nobody does. A run whose state says
+	// running and that nobody owns was cut off: its process died without recording the end.
+	Owner(id string) (o RunOwner, ok bool)
 }
+
+// RunOwner is the process that owns a run: the one running or resuming it.
+type RunOwner struct {
+	PID   int
+	Host  string
+	Since time.Time // zero when unknown
+}
+
+// String names the owner for people: "process 1234 on host build-7".
+func (o RunOwner) String() string {
+	if o.PID == 0 {
+		return "another process (it has not said which yet)"
+	}
+	s := fmt.Sprintf("process %d on host %s", o.PID, o.Host)
+	if !o.Since.IsZero() {
+		s += " since " + o.Since.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// RunBusyError is the error of taking a run that another process owns. Its kind is
+// fault.Usage: the user started a second run or resume of one run.
+type RunBusyError struct {
+	ID    string
+	Owner RunOwner
+}
+
+func (e *RunBusyError) Error() string {
+	return fmt.Sprintf("run %s is in use by %s: only one process may run or resume it at a time", e.ID, e.Owner)
+}
+
+// FaultKind classifies the error as fault.Usage.
+func (e *RunBusyError) FaultKind() fault.Kind { return fault.Usage }
 
 // StepJournal is implemented by state stores that can save the changes of one step for less
 // than a whole Save: an agent step saves its record before and after every tool call, and a
@@ -52,6 +94,26 @@ type StepJournal interface {
 	AppendStep(ctx context.Context, run *state.RunState, step string) error
 }
 
+// StateRecovery is implemented by state stores that keep a run in more than one piece (a
+// state file and a journal of later changes) and can read one whose later changes are
+// damaged.
+type StateRecovery interface {
+	// LoadValid reads run id as Load does, except that changes after the first one that
+	// cannot be read are left out; dropped says what was ("" when nothing was). A run whose
+	// base record is damaged is an error as with Load.
+	LoadValid(ctx context.Context, id string) (run *state.RunState, dropped string, err error)
+}
+
+// LoadRun reads run id from s: with fromLastValid, and a store that can (StateRecovery), up
+// to its last valid change, dropped saying what was left out; otherwise as s.Load does.
+func LoadRun(ctx context.Context, s StateStore, id string, fromLastValid bool) (run *state.RunState, dropped string, err error) {
+	if rec, ok := s.(StateRecovery); ok && fromLastValid {
+		return rec.LoadValid(ctx, id)
+	}
+	run, err = s.Load(ctx, id)
+	return run, "", err
+}
+
 // RunSummary is one line of `awf history`.
 type RunSummary struct {
 	ID         string       `json:"run_id"`
@@ -65,6 +127,9 @@ type RunSummary struct {
 	Parent string `json:"parent,omitempty"`
 	// DurationMs is the run's active time (state.RunState.Duration).
 	DurationMs int64 `json:"duration_ms"`
+	// Unreadable says why the run's state file could not be read (damaged, truncated, not a
+	// state file); the run is listed with only its ID and StateFile then.
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // WorkflowLoader loads and validates a workflow file (for sub-workflows and resume). On a

@@ -51,6 +51,62 @@ type RunState struct {
 	WorkDir string `yaml:"work_dir,omitempty" json:"work_dir,omitempty"`
 	// Order lists step names in the order they started, so readers see the run's sequence.
 	Order []string `yaml:"order" json:"order"`
+	// Sources are the digests of the files the run's workflow was loaded from, by absolute
+	// path: the workflow, the workflows it calls and the tool definitions it can reach
+	// (manifests, .tool files). Resume compares them with the files as they are now and
+	// refuses a changed workflow unless forced. Runs of earlier versions have none.
+	Sources map[string]string `yaml:"sources,omitempty" json:"sources,omitempty"`
+	// Overrides records every resume that was told to overlook something, so that a
+	// reviewer knows the run did not simply go on from a sound record.
+	Overrides []Override `yaml:"overrides,omitempty" json:"overrides,omitempty"`
+}
+
+// Override is one resume that went on despite a check: changed files (--force) or a damaged
+// journal (--from-last-valid).
+type Override struct {
+	At time.Time `yaml:"at" json:"at"`
+	// Flag is the resume flag that asked for it: "--force" or "--from-last-valid".
+	Flag string `yaml:"flag" json:"flag"`
+	// Changed lists the files that differed from the run's Sources (see ChangedSources).
+	Changed []string `yaml:"changed,omitempty" json:"changed,omitempty"`
+	// Dropped says what of a damaged journal was left out.
+	Dropped string `yaml:"dropped,omitempty" json:"dropped,omitempty"`
+}
+
+// Resume flags that an Override names.
+const (
+	ForceFlag         = "--force"
+	FromLastValidFlag = "--from-last-valid"
+)
+
+// SourceMissing is the digest of a source file that could not be read.
+const SourceMissing = "missing"
+
+// ChangedSources lists, sorted, the files whose digests differ between was (a run's Sources)
+// and now (the same files and those loaded now, hashed again), each with what happened to
+// it: "path (changed)", "path (deleted)" or "path (added)". A run without Sources (was is
+// empty: written by an earlier version) has nothing to compare and gives none.
+func ChangedSources(was, now map[string]string) []string {
+	if len(was) == 0 {
+		return nil
+	}
+	var out []string
+	for p, d := range was {
+		switch n, ok := now[p]; {
+		case !ok || n == d:
+		case n == SourceMissing:
+			out = append(out, p+" (deleted)")
+		default:
+			out = append(out, p+" (changed)")
+		}
+	}
+	for p, n := range now {
+		if _, ok := was[p]; !ok && n != SourceMissing {
+			out = append(out, p+" (added)")
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Segment is one process's run on a run: from StartedAt to EndedAt; the last segment of a run

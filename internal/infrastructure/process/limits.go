@@ -72,6 +72,44 @@ func crashLimit(report string) string {
 	return ""
 }
 
+// Messages with which programs report a failed allocation or fork, in their own words; a run
+// that fails with one under a memory or process limit is reported as reaching that limit.
+var (
+	memoryMessages = []string{"Cannot allocate memory", "cannot allocate memory", "MemoryError", "out of memory",
+		"memory exhausted", "std::bad_alloc", "heap out of memory"}
+	forkMessages = []string{"Resource temporarily unavailable", "fork: retry", "Cannot fork", "can't fork",
+		"BlockingIOError: [Errno 11]"}
+)
+
+// reportedLimit names the limit a failed program's stderr says it reached: memory or process
+// creation failed while lim set that limit. "" when it says neither.
+func reportedLimit(stderr string, lim sandbox.Limits) string {
+	has := func(msgs []string) bool {
+		for _, m := range msgs {
+			if strings.Contains(stderr, m) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case lim.Memory > 0 && has(memoryMessages):
+		return resourceMemory
+	case lim.PIDs > 0 && has(forkMessages):
+		return resourcePIDs
+	}
+	return ""
+}
+
+// reachedError is the error of a run whose program failed on reaching a limit and said so
+// ("memory limit 1 GiB reached: exit status 1"): it was not killed, so its exit status stays.
+func reachedError(resource string, lim sandbox.Limits, exit int) error {
+	if resource == resourceMemory {
+		return fault.New(fault.Execution, "memory limit %s reached: exit status %d", formatBytes(lim.Memory), exit)
+	}
+	return fault.New(fault.Execution, "process limit %d reached: exit status %d", lim.PIDs, exit)
+}
+
 // limitError is the error of a run that a resource limit stopped, kind fault.Execution:
 // "killed: memory limit 1 GiB reached", "killed: process limit 256 reached". memory and pids
 // are the limits the sandbox set (0 when unknown: the message then has no figure).

@@ -82,22 +82,18 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 		return ports.ProcessResult{}, fault.Wrap(fault.System, fmt.Errorf("start interpreter: %w", err))
 	}
 	runErr := runner.Run(overflow, file)
-	res := ports.ProcessResult{
-		Stdout:    out.String(),
-		Stderr:    errOut.String(),
-		Truncated: out.Truncated() || budget.exceeded(),
-		Duration:  time.Since(start),
-	}
+	truncated := out.Truncated() || budget.exceeded()
+	var code int
 	switch {
 	case runCtx.Err() != nil:
-		res.ExitCode = -1
-		return res, StopError(runCtx, req.Timeout)
-	case res.Truncated:
-		res.ExitCode = 128 + int(syscall.SIGKILL)
-		return res, nil
+		code, err = -1, StopError(runCtx, req.Timeout)
+	case truncated:
+		code, err = 128+int(syscall.SIGKILL), nil
+	default:
+		code, err = localStatus(runErr, stderr) // may write to stderr: before it is read
 	}
-	res.ExitCode, err = localStatus(runErr, stderr)
-	return res, err
+	return ports.ProcessResult{Stdout: out.String(), Stderr: errOut.String(), ExitCode: code, Truncated: truncated,
+		Duration: time.Since(start)}, err
 }
 
 // localStatus turns the interpreter's result into an exit code, as the helper does.

@@ -192,8 +192,9 @@ func (r *Runner) prepare(req ports.ProcessRequest) (*Request, error) {
 
 // helperError turns the status records into Run's error: the resource limit that stopped the
 // script (the helper's report, or its cgroup's for a script that failed), a crash of the
-// helper, a failure the helper reported, or none at all, which means the executable did not
-// act as a helper.
+// helper, a failure the helper reported, none at all, which means the executable did not act
+// as a helper, or, for a script that failed saying an allocation or a fork failed under a
+// sandbox limit, that limit.
 func (r *Runner) helperError(data []byte, res ports.ProcessResult, sb *sandboxLaunch) error {
 	st, err := parseStatus(data)
 	if err != nil {
@@ -210,14 +211,17 @@ func (r *Runner) helperError(data []byte, res ports.ProcessResult, sb *sandboxLa
 		return crashError(st.crash)
 	case st.err != nil:
 		return st.err
-	}
-	if !st.ready {
+	case !st.ready:
 		msg := fmt.Sprintf("process helper %s %s did not run the script (does main call process.HelperMain first?): exit status %d",
 			r.cfg.HelperPath, strings.Join(r.cfg.HelperArgs, " "), res.ExitCode)
 		if first, _, _ := strings.Cut(res.Stderr, "\n"); first != "" {
 			msg += ": " + first
 		}
 		return fault.New(fault.System, "%s", msg)
+	case res.ExitCode != 0 && !res.Truncated && sb != nil:
+		if resource := reportedLimit(res.Stderr, sb.limits()); resource != "" {
+			return reachedError(resource, sb.limits(), res.ExitCode)
+		}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -229,5 +230,28 @@ func TestLimitMessages(t *testing.T) {
 		if got := formatBytes(n); got != want {
 			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestReportedLimit(t *testing.T) {
+	lim := sandbox.Limits{Memory: 1 << 30, PIDs: 256}
+	tests := []struct {
+		stderr string
+		lim    sandbox.Limits
+		want   string
+	}{
+		{"Traceback (most recent call last):\nMemoryError\n", lim, resourceMemory},
+		{"tail: memory exhausted\n", lim, resourceMemory},
+		{"bash: fork: retry: Resource temporarily unavailable\n", lim, resourcePIDs},
+		{"MemoryError\n", sandbox.Limits{PIDs: 256}, ""}, // no memory limit: not ours to name
+		{"No such file or directory\n", lim, ""},
+	}
+	for _, tc := range tests {
+		if got := reportedLimit(tc.stderr, tc.lim); got != tc.want {
+			t.Errorf("reportedLimit(%q, %+v) = %q, want %q", tc.stderr, tc.lim, got, tc.want)
+		}
+	}
+	if got := reachedError(resourceMemory, lim, 1).Error(); got != "memory limit 1 GiB reached: exit status 1" {
+		t.Errorf("reachedError = %q", got)
 	}
 }

@@ -172,6 +172,17 @@ say ok everywhere.
   inside it (` + "`Enter`" + `); a missing one refuses the tool (fault.Denied) with its name and how to
   get it. Otherwise the helper applies what the machine has and records what it skipped
   (` + "`Applied`" + `, for the audit record).
+- **The command check (L1) stands in front of these rows.** Under a command allowlist (the
+  policy's ` + "`commands`" + ` narrowed by a tool's ` + "`restrictions.commands`" + `), every program a shell
+  line, command template or wrapped tool could run is checked before the helper starts; a
+  refusal anywhere refuses the whole call and nothing runs. It follows separators,
+  substitutions, functions, here-docs, ` + "`sh -c`" + ` and wrappers (env, xargs, find -exec, git -c,
+  rg --pre, tar --to-command, ...), refuses what it cannot see (` + "`$cmd`" + `, eval, source, alias,
+  ` + "`${x@P}`" + `, a shell reading a file) and, whatever the policy, a model's value that would be
+  read as an option. Inside the helper the exec guard re-checks every expanded argv. It does
+  not see what an allowed program runs by itself (make recipes, interpreters, a real bash's
+  run-time evaluation, a repository configuration the model wrote): that is L2's job, and
+  only ` + "`exec: allowlist`" + ` binds it. See docs/security.md, "The command check".
 - **What L2 does not cover**: Landlock does not govern chmod, chown, utime or stat (the uid
   and read-only mounts do); without a pid namespace /proc is unreadable rather than private,
   and a setsid child outlives the tool; without ` + "`exec: allowlist`" + ` the command allowlist (L1)

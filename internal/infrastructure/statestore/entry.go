@@ -237,12 +237,13 @@ func decodeEntry(line []byte) (journalEntry, error) {
 	return en, nil
 }
 
-// apply folds the entry into run.
+// apply folds the entry into run. It changes nothing when it fails: an entry is checked
+// whole first.
 func (en *journalEntry) apply(run *state.RunState) error {
-	st := run.States[en.Step]
-	if st == nil {
-		return fmt.Errorf("step %q is not in the state file", en.Step)
+	if err := en.check(run); err != nil {
+		return err
 	}
+	st := run.States[en.Step]
 	if en.Record != nil {
 		calls, conv := st.ToolCalls, st.Conversation
 		*st = *en.Record
@@ -272,10 +273,49 @@ func (en *journalEntry) apply(run *state.RunState) error {
 	return nil
 }
 
+// check reports why the entry cannot be folded into run, if it cannot.
+func (en *journalEntry) check(run *state.RunState) error {
+	st := run.States[en.Step]
+	if st == nil {
+		return fmt.Errorf("step %q is not in the state file", en.Step)
+	}
+	if en.ToolCalls != nil {
+		if err := en.ToolCalls.check(); err != nil {
+			return fmt.Errorf("tool calls of step %q: %w", en.Step, err)
+		}
+	}
+	if en.Messages != nil {
+		conv := st.Conversation
+		if en.Record != nil {
+			conv = en.Record.Conversation
+		}
+		if conv == nil {
+			return fmt.Errorf("messages for step %q, which has no conversation", en.Step)
+		}
+		if err := en.Messages.check(); err != nil {
+			return fmt.Errorf("messages of step %q: %w", en.Step, err)
+		}
+	}
+	return nil
+}
+
+// check reports a length or index that cannot be applied to a list.
+func (c *listChange[T]) check() error {
+	if c.Len < 0 {
+		return fmt.Errorf("length %d", c.Len)
+	}
+	for _, s := range c.Set {
+		if s.At < 0 || s.At >= c.Len {
+			return fmt.Errorf("index %d of a list of %d", s.At, c.Len)
+		}
+	}
+	return nil
+}
+
 // apply returns items changed as c says.
 func (c *listChange[T]) apply(items []T) ([]T, error) {
-	if c.Len < 0 {
-		return nil, fmt.Errorf("length %d", c.Len)
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	if c.Len <= len(items) {
 		items = items[:c.Len]
@@ -283,9 +323,6 @@ func (c *listChange[T]) apply(items []T) ([]T, error) {
 		items = append(items, make([]T, c.Len-len(items))...)
 	}
 	for _, s := range c.Set {
-		if s.At < 0 || s.At >= c.Len {
-			return nil, fmt.Errorf("index %d of a list of %d", s.At, c.Len)
-		}
 		items[s.At] = s.Value
 	}
 	return items, nil
@@ -302,14 +339,22 @@ type journalRead struct {
 	last    int64          // the highest sequence number in the journal, 0 if none
 	size    int64          // bytes read
 	torn    bool           // the last line was cut short by a crash
+	// dropped, when reading from the last valid line (lenient), says what was left out: the
+	// first line that could not be read or applied, and the lines after it.
+	dropped string
 }
 
 // readJournal reads the journal at path for a state file that holds its lines up to folded.
 // A missing file is an empty journal. A last line without its newline was being written when
 // a crash came and is ignored; any other line that does not parse, or whose sequence number
-// does not follow, is an error naming the file and line.
-func readJournal(path string, folded int64) (journalRead, error) {
-	var j journalRead
+// does not follow, is an error naming the file and line, or with lenient the end of what is
+// read, j.dropped saying so.
+func readJournal(path string, folded int64, lenient bool) (j journalRead, err error) {
+	defer func() {
+		if err != nil && lenient && j.dropped == "" {
+			j.dropped, err = dropped(err, j.size), nil
+		}
+	}()
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return j, nil
@@ -344,12 +389,26 @@ func readJournal(path string, folded int64) (journalRead, error) {
 	return j, nil
 }
 
-// apply folds the entries into run; an error names the journal's file and line.
-func (j *journalRead) apply(run *state.RunState, path string) error {
+// apply folds the entries into run; an error names the journal's file and line. With
+// lenient, the entries from the first that does not apply are left out, j.dropped saying so
+// (an entry that fails may have changed run in part; see journalEntry.apply's checks, made
+// before any change).
+func (j *journalRead) apply(run *state.RunState, path string, lenient bool) error {
 	for i := range j.entries {
 		if err := j.entries[i].apply(run); err != nil {
-			return fmt.Errorf("%s:%d: %w", path, j.lines[i], err)
+			err = fmt.Errorf("%s:%d: %w", path, j.lines[i], err)
+			if !lenient {
+				return err
+			}
+			j.dropped = dropped(err, j.size)
+			return nil
 		}
 	}
 	return nil
+}
+
+// dropped describes what reading a journal from its last valid line left out: the first line
+// that could not be used, which err names, and every line after it.
+func dropped(err error, size int64) string {
+	return fmt.Sprintf("%v (this line and those after it were left out; the journal held %d bytes)", err, size)
 }

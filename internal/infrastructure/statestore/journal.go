@@ -44,7 +44,10 @@ type journal struct {
 	// file's state is known (the run was loaded, or its stale journal deleted). broken: the
 	// file may end with a partial line, so nothing may be appended before it is emptied.
 	dirty, known, broken bool
-	buf                  bytes.Buffer
+	// damaged: the file holds lines that were left out when the run was loaded (LoadValid);
+	// it is moved aside, not emptied, once a state file holds everything else.
+	damaged bool
+	buf     bytes.Buffer
 }
 
 // journalPath returns the journal of run id.
@@ -235,6 +238,10 @@ func (s *Store) appendLine(id string, e *runEntry) error {
 // cleared if it may end with a partial line.
 func (s *Store) clearJournal(run *state.RunState, e *runEntry) {
 	p := s.journalPath(run.ID)
+	if e.j.damaged {
+		s.keepDamagedJournal(p, e)
+		return
+	}
 	if run.FinishedAt != nil {
 		if e.j.file == nil && !e.j.dirty {
 			return
@@ -260,6 +267,23 @@ func (s *Store) clearJournal(run *state.RunState, e *runEntry) {
 	if err == nil {
 		e.j.dirty, e.j.broken, e.j.size = false, false, 0
 	}
+}
+
+// damagedExt ends the name of a damaged journal kept for whoever wants to see what was lost.
+const damagedExt = ".damaged"
+
+// keepDamagedJournal moves the journal at p, damaged lines and all, to p + ".damaged" (over
+// an older one), instead of emptying it.
+func (s *Store) keepDamagedJournal(p string, e *runEntry) {
+	if e.j.file != nil {
+		_ = e.j.file.Close()
+		e.j.file = nil
+	}
+	if err := os.Rename(p, p+damagedExt); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return // tried again at the next save
+	}
+	_ = s.syncDir(s.dir)
+	e.j.dirty, e.j.broken, e.j.damaged, e.j.size = false, false, false, 0
 }
 
 // forgetStaleJournal deletes, before the first state file this store writes for a run it

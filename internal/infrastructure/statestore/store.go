@@ -54,6 +54,7 @@ type Store struct {
 
 	beforeRestore func()       // a test hook: runs between reading a state file and its outputs
 	beforeJournal func()       // a test hook: runs between reading a state file and its journal
+	failWrite     error        // a test hook: the error of every state file write (a full disk)
 	noSync        bool         // a benchmark switch: no fsync of files and directories
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
 }
@@ -153,9 +154,46 @@ func (s *Store) Save(ctx context.Context, run *state.RunState) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := s.save(run, e); err != nil {
+		if run.FinishedAt != nil {
+			s.markEnded(run.ID)
+		}
 		return fmt.Errorf("save run %s: %w", run.ID, err)
 	}
 	return nil
+}
+
+// Lines of a state file's head: the run's status while it runs, and what markEnded makes of
+// it, of the same length (YAML ignores the blank at the end of a plain scalar).
+const (
+	runningLine = "\nstatus: running\n"
+	endedLine   = "\nstatus: failed \n"
+)
+
+// markEnded is the last resort of a run that ended but whose state could not be written (a
+// full disk): it rewrites, in place, the state file's `status: running` as `status: failed`.
+// The same number of bytes in a block the file already has needs no new space, so this may
+// succeed where writing a new file failed; then the state no longer claims the run is going
+// on. The file stays whole (its end marker is untouched). Best effort: a failure leaves the
+// file as it was.
+func (s *Store) markEnded(id string) {
+	f, err := os.OpenFile(s.Path(id), os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := f.ReadAt(head, 0)
+	head = head[:n]
+	if i := bytes.Index(head, []byte("\n"+statesKey)); i >= 0 {
+		head = head[:i+1]
+	}
+	at := bytes.Index(head, []byte(runningLine))
+	if at < 0 {
+		return
+	}
+	if _, err := f.WriteAt([]byte(endedLine), int64(at)); err == nil && !s.noSync {
+		_ = f.Sync()
+	}
 }
 
 // save writes the state file. Until it succeeds there is no baseline to journal changes from:
@@ -166,13 +204,16 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 		e.seen = map[string]*seenTexts{}
 	}
 	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}, seen: e.seen}
-	doc, err := e.enc.encode(x.run(run))
+	body, err := e.enc.encode(x.run(run))
 	if err != nil {
 		return fmt.Errorf("encode: %w", err)
 	}
+	doc := make([]string, 0, len(body)+3)
+	doc = append(append(doc, stateHeader), body...)
 	if line := e.journalSeqLine(); line != "" {
 		doc = append(doc, line)
 	}
+	doc = append(doc, stateEnd)
 	if err := ensureDir(s.dir); err != nil {
 		return err
 	}
@@ -181,6 +222,9 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	}
 	if err := s.writeOutputs(run.ID, x.writes); err != nil {
 		return err
+	}
+	if s.failWrite != nil {
+		return s.failWrite
 	}
 	if err := writeAtomic(s.dir, run.ID+stateExt, !s.noSync, doc...); err != nil {
 		return err
@@ -306,54 +350,85 @@ func (s *Store) Load(ctx context.Context, id string) (*state.RunState, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for range maxLoadAttempts - 1 {
-		rs, err := s.load(id, e)
+		rs, _, err := s.load(id, e, false)
 		if !errors.Is(err, errStale) {
 			return rs, err
 		}
 	}
-	return s.load(id, e)
+	rs, _, err := s.load(id, e, false)
+	return rs, err
 }
 
-func (s *Store) load(id string, e *runEntry) (*state.RunState, error) {
+var _ ports.StateRecovery = (*Store)(nil)
+
+// LoadValid reads run id as Load does, except that a damaged journal is read up to its last
+// valid line: dropped names the first line that could not be read or applied, and says that
+// it and the lines after it were left out ("" when the journal was sound). The next Save
+// moves the damaged journal aside, to <run-id>.journal.damaged, rather than emptying it. A
+// damaged state file is an error, as with Load.
+func (s *Store) LoadValid(ctx context.Context, id string) (run *state.RunState, dropped string, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	if err := CheckID(id); err != nil {
+		return nil, "", fmt.Errorf("load run: %w", err)
+	}
+	e := s.entry(id)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for range maxLoadAttempts - 1 {
+		run, dropped, err = s.load(id, e, true)
+		if !errors.Is(err, errStale) {
+			return run, dropped, err
+		}
+	}
+	return s.load(id, e, true)
+}
+
+// load reads run id; lenient reads a damaged journal up to its last valid line, dropped
+// saying what was left out.
+func (s *Store) load(id string, e *runEntry, lenient bool) (rs *state.RunState, dropped string, err error) {
 	p := s.Path(id)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fault.New(fault.Usage, "no run %q in %s", id, s.dir)
+		return nil, "", fault.New(fault.Usage, "no run %q in %s", id, s.dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load run %s: %w", id, err)
+		return nil, "", fmt.Errorf("load run %s: %w", id, err)
 	}
 	rs, folded, err := decodeRun(data)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", p, err)
+		return nil, "", fmt.Errorf("load %s: %w", p, err)
 	}
 	if rs.ID != id {
-		return nil, fmt.Errorf("load %s: the file holds run %q", p, rs.ID)
+		return nil, "", fmt.Errorf("load %s: the file holds run %q", p, rs.ID)
 	}
 	jp := s.journalPath(id)
 	if s.beforeJournal != nil {
 		s.beforeJournal()
 	}
-	j, err := readJournal(jp, folded)
+	j, err := readJournal(jp, folded, lenient)
 	if err == nil {
-		err = j.apply(rs, jp)
+		err = j.apply(rs, jp, lenient)
 	}
 	if err != nil {
-		return nil, loadError(p, data, jp, -1, err)
+		return nil, "", loadError(p, data, jp, -1, err)
 	}
 	if s.beforeRestore != nil {
 		s.beforeRestore()
 	}
 	r := &restorer{dir: s.dir, runID: id, blobs: map[string]blob{}}
 	if err := r.run(rs); err != nil {
-		return nil, loadError(p, data, jp, j.size, err)
+		return nil, "", loadError(p, data, jp, j.size, err)
 	}
 	e.blobs = r.blobs
 	e.j.seq = max(e.j.seq, folded, j.last)
 	e.j.dirty = e.j.dirty || j.size > 0
-	e.j.broken = e.j.broken || j.torn
+	// Nothing may be appended to a journal that ends with a partial or damaged line.
+	e.j.broken = e.j.broken || j.torn || j.dropped != ""
+	e.j.damaged = e.j.damaged || j.dropped != ""
 	e.j.known = true
-	return rs, nil
+	return rs, j.dropped, nil
 }
 
 // loadError is Load's error for a run whose state file at p held data and whose journal at
@@ -393,7 +468,7 @@ type summaryDoc struct {
 // List returns a summary of every run, newest first by StartedAt (ties by id). It reads state
 // files only, never output files. A state file that cannot be read or parsed does not stop it:
 // it is listed with the id from its name, no status, a zero StartedAt (so it sorts last) and
-// an Error saying what is wrong with it, so that `awf history` shows it rather than dying or
+// Unreadable saying what is wrong with it, so that `awf history` shows it rather than dying or
 // hiding it. The error is non-nil only when the directory cannot be read; a missing directory
 // is an empty list.
 func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
@@ -432,9 +507,11 @@ func (s *Store) summary(id string) ports.RunSummary {
 	doc, err := readSummary(p)
 	switch {
 	case err != nil:
-		sum.Error = fmt.Sprintf("unreadable state file %s: %v", p, err)
+		sum.Unreadable = fmt.Sprintf("%s: %v", p, err)
+	case doc.ID == "":
+		sum.Unreadable = fmt.Sprintf("%s: not a run's state file (no id)", p)
 	case doc.ID != id:
-		sum.Error = fmt.Sprintf("state file %s holds run %q", p, doc.ID)
+		sum.Unreadable = fmt.Sprintf("%s holds run %q", p, doc.ID)
 	default:
 		sum.Workflow, sum.Status, sum.Error = doc.Workflow, doc.Status, doc.Error
 		sum.StartedAt, sum.FinishedAt = doc.StartedAt, doc.FinishedAt
@@ -484,5 +561,23 @@ func readSummary(path string) (summaryDoc, error) {
 	if err := yaml.Unmarshal(head.Bytes(), &doc); err != nil {
 		return doc, fmt.Errorf("%s", yaml.FormatError(err, false, false))
 	}
+	if err := checkWhole(head.Bytes(), readTail(f)); err != nil {
+		return doc, err
+	}
 	return doc, nil
+}
+
+// readTail returns the last bytes of f, as many as stateEnd has; fewer, or none, when the file
+// is shorter or cannot be read.
+func readTail(f *os.File) []byte {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	n := min(fi.Size(), int64(len(stateEnd)))
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, fi.Size()-n); err != nil {
+		return nil
+	}
+	return buf
 }

@@ -308,7 +308,7 @@ func TestLeftoverTempFiles(t *testing.T) {
 	write(t, filepath.Join(dir, "small", ".logs.output.1.99"+tempSuffix), "garbage")
 	assertLoads(t, s, run)
 	list, err := s.List(ctx)
-	if err != nil || len(list) != 1 || list[0].ID != "small" || list[0].Error != "" {
+	if err != nil || len(list) != 1 || list[0].ID != "small" || list[0].Unreadable != "" {
 		t.Errorf("List() = %+v, %v; want the one run", list, err)
 	}
 
@@ -349,7 +349,7 @@ func TestListWithBadFiles(t *testing.T) {
 	var ids, bad []string
 	for _, r := range list {
 		ids = append(ids, r.ID)
-		if r.Error != "" {
+		if r.Unreadable != "" {
 			bad = append(bad, r.ID)
 		}
 	}
@@ -359,7 +359,7 @@ func TestListWithBadFiles(t *testing.T) {
 	if want := []string{"corrupt", "empty"}; !slices.Equal(bad, want) {
 		t.Errorf("runs listed with an error = %q, want %q", bad, want)
 	}
-	if !strings.Contains(list[2].Error, "corrupt.yaml") || list[2].StateFile != s.Path("corrupt") {
+	if !strings.Contains(list[2].Unreadable, "corrupt.yaml") || list[2].StateFile != s.Path("corrupt") {
 		t.Errorf("corrupt run summary = %+v, want its error to name the file", list[2])
 	}
 }

@@ -1,7 +1,9 @@
 package statestore
 
 import (
+	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -237,9 +239,36 @@ type runDoc struct {
 	JournalSeq     int64 `yaml:"journal_seq"`
 }
 
+// stateHeader starts every state file this version writes, and stateEnd ends it, so that a
+// file cut short (a copy interrupted, a disk that lost its tail) is known: a file that starts
+// with the one and lacks the other is truncated. Files of earlier versions have neither and
+// load as they are. Both are YAML comments: any YAML reader skips them.
+const (
+	stateHeader = "# awf run state; a whole file ends with the line \"# end\"\n"
+	stateEnd    = "# end\n"
+)
+
+// errTruncated says that a state file that should end with stateEnd does not.
+var errTruncated = errors.New(`the state file is truncated: it does not end with the line "# end" that awf writes last (was it copied, or cut short by a disk problem?)`)
+
+// checkWhole reports errTruncated for a file that starts with data (its first bytes at least)
+// and ends with tail (its last bytes, at least len(stateEnd) of them if it has that many).
+func checkWhole(data, tail []byte) error {
+	if bytes.HasPrefix(data, []byte(stateHeader)) && !bytes.HasSuffix(tail, []byte(stateEnd)) {
+		return errTruncated
+	}
+	return nil
+}
+
 // decodeRun parses a state file and normalises its dynamic values (see normalize). It
-// returns the file's journal_seq with the run.
+// returns the file's journal_seq with the run. A truncated file is errTruncated.
 func decodeRun(data []byte) (*state.RunState, int64, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, 0, errors.New("the state file is empty")
+	}
+	if err := checkWhole(data, data); err != nil {
+		return nil, 0, err
+	}
 	if err := yamlnode.Check(data); err != nil {
 		return nil, 0, err
 	}

@@ -356,3 +356,20 @@ func TestCommandVarsSorted(t *testing.T) {
 		t.Errorf("vars = %v, want numbered in placeholder order", b.Vars)
 	}
 }
+
+// TestCommandOptionInjection: a value from args that would start an option is refused
+// (fault.Denied), with or without raw() in the template; inputs are the author's, a "--"
+// before the placeholder, a number, or printf's operands are not refused.
+func TestCommandOptionInjection(t *testing.T) {
+	scope := ports.Scope{"args": map[string]any{"a": "--output=x", "n": "-5"}, "inputs": map[string]any{"r": "-x", "d": "--flag"}}
+	for _, tmpl := range []string{"rg {{args.a}} src", "{{ raw(inputs.r) }} ; cat {{args.a}}", "ls -l {{args.a}}"} {
+		if _, err := New().Command(tmpl, scope); fault.KindOf(err) != fault.Denied {
+			t.Errorf("Command(%q) error = %v, want denied", tmpl, err)
+		}
+	}
+	for _, tmpl := range []string{"rg -- {{args.a}} src", "head -n {{args.n}}", "printf '%s' {{args.a}}", "ls {{inputs.d}}", "echo x{{args.a}}"} {
+		if _, err := New().Command(tmpl, scope); err != nil {
+			t.Errorf("Command(%q) error = %v, want bound", tmpl, err)
+		}
+	}
+}

@@ -187,18 +187,24 @@ func (t *Templater) Command(tmpl string, scope ports.Scope) (ports.BoundCommand,
 		if strings.IndexByte(s, 0) >= 0 {
 			return ports.BoundCommand{}, errNUL(h.prog.src)
 		}
-		if h.optionLike && usesArgs(h.prog) && tool.OptionLike(s) {
-			return ports.BoundCommand{}, fault.New(fault.Denied,
-				"the value %q of {{%s}} would be read as an option of %s: refused (option injection); the template can put \"--\" before it",
-				s, h.prog.src, h.command)
-		}
 		vars[h.name] = s
 	}
 	script := ct.script
+	places := map[string]placement{}
+	for _, h := range ct.holes {
+		places[h.name] = placement{command: h.command, optionLike: h.optionLike}
+	}
 	if ct.hasRaw {
 		script = ct.splice(raws)
-		if _, err := ct.verify(script, raws); err != nil {
+		if places, err = ct.verify(script, raws); err != nil {
 			return ports.BoundCommand{}, fault.Wrap(fault.Execution, fmt.Errorf("command after raw(): %w", err))
+		}
+	}
+	for _, h := range ct.holes {
+		if p := places[h.name]; h.name != "" && p.optionLike && usesArgs(h.prog) && tool.OptionLike(vars[h.name]) {
+			return ports.BoundCommand{}, fault.New(fault.Denied,
+				"the value %q of {{%s}} would be read as an option of %s: refused (option injection); the template can put \"--\" before it",
+				vars[h.name], h.prog.src, p.command)
 		}
 	}
 	return ports.BoundCommand{Script: script, Vars: vars, Argv: argv(script, vars)}, nil

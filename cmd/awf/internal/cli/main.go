@@ -71,6 +71,9 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 			writeJSONError(ios, out.wrote.Load(), err, code)
 		}
 	}
+	if werr := ios.WriteErrors(); werr != nil {
+		f.Log().Info("output dropped: the reader of a stream went away", "error", werr)
+	}
 	return code
 }
 

@@ -32,11 +32,16 @@ type IOStreams struct {
 	reader *bufio.Reader
 }
 
-// System returns the process's streams, detecting terminals and honouring NO_COLOR.
+// System returns the process's streams, detecting terminals and honouring NO_COLOR. Writes
+// to its Out and ErrOut never fail: after the first failure (a closed pipe) they are dropped,
+// and WriteErrors reports it. Call SurviveClosedPipes too, or the first such write kills the
+// process.
 func System() *IOStreams {
 	_, noColor := os.LookupEnv("NO_COLOR")
 	return &IOStreams{
-		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		In:      os.Stdin,
+		Out:     &dropWriter{w: os.Stdout, name: "stdout"},
+		ErrOut:  &dropWriter{w: os.Stderr, name: "stderr"},
 		inTTY:   term.IsTerminal(int(os.Stdin.Fd())),
 		outTTY:  term.IsTerminal(int(os.Stdout.Fd())),
 		errTTY:  term.IsTerminal(int(os.Stderr.Fd())),

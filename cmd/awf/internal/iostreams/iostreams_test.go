@@ -1,7 +1,10 @@
 package iostreams
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +43,33 @@ func TestProgressAndColor(t *testing.T) {
 	ios.SetQuiet(true)
 	if ios.ShowProgress() {
 		t.Error("progress with --quiet")
+	}
+}
+
+// failingWriter fails every write, as a pipe whose reader went away does.
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	f.n++
+	return 0, errors.New("broken pipe")
+}
+
+func TestDropWriterDropsAfterFailure(t *testing.T) {
+	w := &failingWriter{}
+	ios := &IOStreams{Out: &dropWriter{w: w, name: "stdout"}, ErrOut: &bytes.Buffer{}}
+	for range 3 {
+		if n, err := fmt.Fprint(ios.Out, "progress"); n != len("progress") || err != nil {
+			t.Fatalf("write = %d, %v; want it to report success", n, err)
+		}
+	}
+	if w.n != 1 {
+		t.Errorf("writes tried = %d, want 1: later ones are dropped", w.n)
+	}
+	err := ios.WriteErrors()
+	if err == nil || !strings.Contains(err.Error(), "stdout") || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("WriteErrors = %v, want the stdout failure", err)
+	}
+	if err := (&IOStreams{Out: &dropWriter{w: &bytes.Buffer{}}}).WriteErrors(); err != nil {
+		t.Errorf("WriteErrors without a failure = %v", err)
 	}
 }

@@ -33,6 +33,7 @@ type MemStateStore struct {
 	runs    map[string]*state.RunState
 	history map[string][]*state.RunState
 	appends map[string]int
+	locks   map[string]bool
 	saveErr error
 }
 
@@ -44,7 +45,45 @@ var (
 // NewMemStateStore returns an empty store.
 func NewMemStateStore() *MemStateStore {
 	return &MemStateStore{runs: map[string]*state.RunState{}, history: map[string][]*state.RunState{},
-		appends: map[string]int{}}
+		appends: map[string]int{}, locks: map[string]bool{}}
+}
+
+// MemOwner is the owner that MemStateStore names for every locked run: it has no processes.
+var MemOwner = ports.RunOwner{PID: 1, Host: "memory"}
+
+// Lock marks run id owned until unlock is called; a run already owned is a
+// *ports.RunBusyError naming MemOwner.
+func (m *MemStateStore) Lock(ctx context.Context, id string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkMemID(id); err != nil {
+		return nil, fmt.Errorf("lock run: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.locks[id] {
+		return nil, &ports.RunBusyError{ID: id, Owner: MemOwner}
+	}
+	m.locks[id] = true
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			m.mu.Lock()
+			delete(m.locks, id)
+			m.mu.Unlock()
+		})
+	}, nil
+}
+
+// Owner reports MemOwner for a locked run.
+func (m *MemStateStore) Owner(id string) (ports.RunOwner, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.locks[id] {
+		return MemOwner, true
+	}
+	return ports.RunOwner{}, false
 }
 
 // Save stores a deep copy of run. An id that is empty or could name a path ("..", "a/b") is a
@@ -222,6 +261,14 @@ func CloneRun(r *state.RunState) *state.RunState {
 		}
 	}
 	c.Order = slices.Clone(r.Order)
+	c.Sources = maps.Clone(r.Sources)
+	if r.Overrides != nil {
+		c.Overrides = make([]state.Override, len(r.Overrides))
+		for i, o := range r.Overrides {
+			o.Changed = slices.Clone(o.Changed)
+			c.Overrides[i] = o
+		}
+	}
 	return &c
 }
 

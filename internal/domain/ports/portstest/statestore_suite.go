@@ -1,6 +1,7 @@
 package portstest
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -39,6 +40,7 @@ func StateStoreSuite(t *testing.T, newStore func(t *testing.T) ports.StateStore)
 		{"ListNewestFirst", testListNewestFirst},
 		{"ListEmpty", testListEmpty},
 		{"ConcurrentSaves", testConcurrentSaves},
+		{"Lock", testLock},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, newStore(t)) })
@@ -95,7 +97,12 @@ func fullRun(id string) *state.RunState {
 			"binary":  {Status: state.Completed, Output: "raw \xff\xfe bytes\x00\x80 not UTF-8\n", ExitCode: &exit2},
 			"skipped": {Status: state.Skipped},
 		},
-		Order: []string{"plan", "big", "binary", "skipped"},
+		Order:   []string{"plan", "big", "binary", "skipped"},
+		Sources: map[string]string{"/work/ünï dir/wf.yaml": "sha256:00ff", "/work/ünï dir/.awf/wrapped-tools/x.tool": state.SourceMissing},
+		Overrides: []state.Override{
+			{At: suiteTime.Add(time.Hour), Flag: state.ForceFlag, Changed: []string{"/work/wf.yaml (changed)"}},
+			{At: suiteTime.Add(2 * time.Hour), Flag: state.FromLastValidFlag, Dropped: "journal line 7: bad"},
+		},
 	}
 }
 
@@ -503,4 +510,47 @@ func orRoot(path string) string {
 		return "value"
 	}
 	return strings.TrimPrefix(path, ".")
+}
+
+// testLock checks that a run has one owner at a time: a second Lock is a *ports.RunBusyError
+// of kind fault.Usage naming the owner, and unlocking frees the run.
+func testLock(t *testing.T, s ports.StateStore) {
+	ctx := t.Context()
+	if _, ok := s.Owner("run-lock"); ok {
+		t.Fatal("Owner of a run never locked: ok")
+	}
+	unlock, err := s.Lock(ctx, "run-lock")
+	if err != nil {
+		t.Fatalf("Lock: %v", err)
+	}
+	o, ok := s.Owner("run-lock")
+	if !ok || o.PID == 0 || o.Host == "" {
+		t.Errorf("Owner of a locked run = %+v, %v; want its pid and host", o, ok)
+	}
+	_, err = s.Lock(ctx, "run-lock")
+	var busy *ports.RunBusyError
+	if !errors.As(err, &busy) || fault.KindOf(err) != fault.Usage {
+		t.Fatalf("second Lock: %v (%T); want a *ports.RunBusyError of kind usage", err, err)
+	}
+	if busy.Owner.PID != o.PID || !strings.Contains(err.Error(), fmt.Sprint(o.PID)) || !strings.Contains(err.Error(), o.Host) {
+		t.Errorf("second Lock: %v; want the owner %+v named", err, o)
+	}
+	other, err := s.Lock(ctx, "run-other")
+	if err != nil {
+		t.Fatalf("Lock of another run: %v", err)
+	}
+	other()
+	unlock()
+	unlock() // twice is harmless
+	if _, ok := s.Owner("run-lock"); ok {
+		t.Error("Owner after unlock: ok")
+	}
+	again, err := s.Lock(ctx, "run-lock")
+	if err != nil {
+		t.Fatalf("Lock after unlock: %v", err)
+	}
+	again()
+	if _, err := s.Lock(ctx, "../x"); fault.KindOf(err) != fault.Usage {
+		t.Errorf("Lock(\"../x\") = %v; want a usage error", err)
+	}
 }

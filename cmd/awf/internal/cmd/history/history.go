@@ -77,6 +77,11 @@ func runHistory(ctx context.Context, opts *Options) error {
 	if err != nil {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %v\n", err)
 	}
+	for i := range all {
+		if cmdutil.Gone(store, all[i].ID, all[i].Status) {
+			all[i].Status, all[i].Error = state.Interrupted, cmdutil.ProcessGone
+		}
+	}
 	rows := Tree(Filter(all, opts.Workflow, opts.Status), opts.Limit)
 	if opts.Output.JSON() {
 		runs := make([]ports.RunSummary, len(rows))
@@ -96,15 +101,35 @@ func runHistory(ctx context.Context, opts *Options) error {
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN ID\tWORKFLOW\tSTATUS\tSTARTED\tDURATION")
+	var unreadable []Row
 	for _, r := range rows {
+		if r.Unreadable != "" {
+			unreadable = append(unreadable, r)
+			fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\n", render.Line(r.ID))
+			continue
+		}
 		dur := "-"
 		if r.FinishedAt != nil {
 			dur = (time.Duration(r.DurationMs) * time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", r.Prefix, render.Line(r.ID), render.Line(r.Workflow), render.Line(string(r.Status)),
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\n", r.Prefix, render.Line(r.ID), render.Line(r.Workflow), render.Line(statusText(r.RunSummary)),
 			r.StartedAt.Local().Format("2006-01-02 15:04:05"), dur)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range unreadable {
+		fmt.Fprintf(w, "unreadable run %s: %s\n", render.Line(r.ID), render.Line(r.Unreadable))
+	}
+	return nil
+}
+
+// statusText is a run's status for the table: a run whose process is gone says so.
+func statusText(r ports.RunSummary) string {
+	if r.Error == cmdutil.ProcessGone {
+		return string(r.Status) + " (process gone)"
+	}
+	return string(r.Status)
 }
 
 // Row is one line of the history: a run and the tree drawing before its id.
@@ -115,7 +140,8 @@ type Row struct {
 
 // Tree orders runs (newest first) as a tree: each run whose parent is not among them, newest
 // first, followed by the runs it started as sub-workflows, oldest first, indented under it.
-// limit counts the top-level runs (0: all).
+// limit counts the top-level runs (0: all); unreadable runs are kept beyond it: they need
+// attention, and sort last.
 func Tree(runs []ports.RunSummary, limit int) []Row {
 	byID := make(map[string]bool, len(runs))
 	for _, r := range runs {
@@ -134,7 +160,7 @@ func Tree(runs []ports.RunSummary, limit int) []Row {
 		slices.Reverse(kids) // oldest first: the order the parent's steps started them
 	}
 	if limit > 0 && len(roots) > limit {
-		roots = roots[:limit]
+		roots = slices.Concat(roots[:limit], slices.DeleteFunc(roots[limit:], func(r ports.RunSummary) bool { return r.Unreadable == "" }))
 	}
 	var rows []Row
 	seen := map[string]bool{}
@@ -160,10 +186,17 @@ func Tree(runs []ports.RunSummary, limit int) []Row {
 	return rows
 }
 
-// Filter keeps runs of the workflow and status (empty = any).
+// Filter keeps runs of the workflow and status (empty = any), and unreadable runs when
+// neither is asked for.
 func Filter(runs []ports.RunSummary, wf, status string) []ports.RunSummary {
 	out := []ports.RunSummary{}
 	for _, r := range runs {
+		if r.Unreadable != "" {
+			if wf == "" && status == "" {
+				out = append(out, r)
+			}
+			continue
+		}
 		if (wf == "" || r.Workflow == wf) && (status == "" || string(r.Status) == status) {
 			out = append(out, r)
 		}

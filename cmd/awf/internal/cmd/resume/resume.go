@@ -13,6 +13,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/application/compile"
 	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -23,6 +24,10 @@ type Options struct {
 	RunID   string
 	Output  cmdutil.Format
 	Model   run.ModelFlags
+	// Force resumes a run whose workflow files changed since it started.
+	Force bool
+	// FromLastValid resumes a run whose journal is damaged from its last valid line.
+	FromLastValid bool
 }
 
 // NewCmdResume returns `awf resume`.
@@ -34,7 +39,14 @@ func NewCmdResume(f *cmdutil.Factory, runF func(context.Context, *Options) error
 		Long: `Continue a run from its state file: steps that completed (or were skipped) keep their
 results and are not run again; the run goes on from the first step that did not complete,
 with the inputs it was started with. The workflow file is read again, so a fix made to a
-failing step is picked up.`,
+failing step is picked up.
+
+A run is owned by one process at a time: resuming a run that is still running, or that
+another resume has taken, fails with the pid and host of its owner. A run whose workflow
+files (the workflow, the workflows it calls, the tool definitions it can reach) changed since
+it started is refused with the list of changed files; --force resumes it anyway, and the run
+records that it was forced. A run whose journal is damaged does not load; --from-last-valid
+resumes it from the last journal line that can be read, and records what was left out.`,
 		Args: cmdutil.ExactArgs(1, "need a run id: awf resume RUN_ID (see awf history)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
@@ -44,6 +56,8 @@ failing step is picked up.`,
 			return runF(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "resume even though the workflow's files changed since the run started (recorded in the run)")
+	cmd.Flags().BoolVar(&opts.FromLastValid, "from-last-valid", false, "resume a run whose journal is damaged from its last valid line (recorded in the run)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	run.AddModelFlags(cmd, &opts.Model)
 	return cmd
@@ -58,42 +72,56 @@ func runResume(ctx context.Context, opts *Options) error {
 	if opts.RunID, err = cmdutil.RunID(ctx, store, opts.RunID); err != nil {
 		return err
 	}
-	tools, workDir, err := toolsFor(ctx, f, opts.RunID)
+	prep, err := prepare(ctx, f, opts)
 	if err != nil {
 		return err
 	}
-	return run.Execute(opts.IO, f, opts.Model.Options(tools, workDir), opts.Output, func(r *runner.Runner) (*state.RunState, error) {
-		return r.Resume(ctx, opts.RunID)
+	ro := runner.ResumeOptions{Sources: prep.sources, Force: opts.Force, FromLastValid: opts.FromLastValid}
+	return run.Execute(opts.IO, f, opts.Model.Options(prep.tools, prep.workDir), opts.Output, func(r *runner.Runner) (*state.RunState, error) {
+		return r.ResumeWith(ctx, opts.RunID, ro)
 	})
 }
 
-// toolsFor builds the tool set of the run's workflow, as it is now on disk, in the run's
-// working directory. A run the store does not know is left to Resume to report.
-func toolsFor(ctx context.Context, f *cmdutil.Factory, id string) (*cmdutil.Tools, string, error) {
-	store, err := f.Store()
+// prepared is what a resume needs before the runner takes the run: the tools of its workflow
+// as it is now on disk, its working directory, and the digests of its files now.
+type prepared struct {
+	tools   *cmdutil.Tools
+	workDir string
+	sources map[string]string
+}
+
+// prepare reads the run (without owning it: the runner reads it again once it does) and
+// builds what prepared holds.
+func prepare(ctx context.Context, f *cmdutil.Factory, opts *Options) (prepared, error) {
+	var p prepared
+	st, err := peek(ctx, f, opts)
 	if err != nil {
-		return nil, "", err
-	}
-	st, err := store.Load(ctx, id)
-	if err != nil {
-		return nil, "", err
+		return p, err
 	}
 	res, err := compile.File(f.Loader(), f.Templater(), st.WorkflowFile)
 	if err != nil {
-		return nil, "", err
+		return p, err
 	}
-	workDir := st.WorkDir
-	if workDir == "" {
-		if workDir, err = os.Getwd(); err != nil {
-			return nil, "", err
+	if p.workDir = st.WorkDir; p.workDir == "" {
+		if p.workDir, err = os.Getwd(); err != nil {
+			return p, err
 		}
 	}
-	if !res.CallsTools {
-		return nil, workDir, nil // shell steps only: no tools to build
+	if res.CallsTools { // shell steps only: no tools to build
+		if p.tools, err = run.Tools(f, res.Workflow, st.Inputs, st.ID, p.workDir); err != nil {
+			return p, err
+		}
 	}
-	tools, err := run.Tools(f, res.Workflow, st.Inputs, st.ID, workDir)
+	p.sources = cmdutil.Sources(res.Files, p.tools, st.Sources)
+	return p, nil
+}
+
+// peek reads the run to resume, from the last valid line of its journal if asked.
+func peek(ctx context.Context, f *cmdutil.Factory, opts *Options) (*state.RunState, error) {
+	store, err := f.Store()
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	return tools, workDir, nil
+	st, _, err := ports.LoadRun(ctx, store, opts.RunID, opts.FromLastValid)
+	return st, err
 }

@@ -115,12 +115,16 @@ func runRun(ctx context.Context, opts *Options) error {
 		if tools, err = Tools(f, wf, values, "", workDir); err != nil {
 			return err
 		}
+		if err := compile.Tools(ctx, wf, tools.Registry, tools.Validator).Err(); err != nil {
+			return err // as awf validate reports them: at the step, with the nearest name
+		}
 		if err := tools.Registry.Preflight(registry.WorkflowTools(wf)...); err != nil {
 			return err
 		}
 	}
 	return Execute(opts.IO, f, opts.Model.Options(tools, workDir), opts.Output, func(r *runner.Runner) (*state.RunState, error) {
-		return r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir})
+		return r.Run(ctx, runner.Request{Workflow: wf, Inputs: values, WorkDir: workDir,
+			Sources: cmdutil.Sources(res.Files, tools, nil)})
 	})
 }
 

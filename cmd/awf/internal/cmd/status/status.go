@@ -59,6 +59,9 @@ func runStatus(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if cmdutil.Gone(store, run.ID, run.Status) {
+		run.Status, run.Error = state.Interrupted, cmdutil.ProcessGone
+	}
 	v := View{RunState: run, StateFile: store.Path(run.ID)}
 	v.Parent, v.Children = related(ctx, store, run)
 	if opts.Output.JSON() {
