@@ -335,3 +335,41 @@ exit $code`
 		t.Errorf("step = %+v; want failed, timed out after 1s (limits.timeout) while reading the body", s)
 	}
 }
+
+// TestSandboxedGitHooksStayOff: under a command allowlist of git, a line cannot undo the git
+// settings the sandbox sets (unset, env -i, env -u, its own GIT_CONFIG_* entries): each is
+// refused before anything runs, and no hook runs.
+func TestSandboxedGitHooksStayOff(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	e := newEnv(t)
+	lib := filepath.Join(e.dir, "lib")
+	gitRepo(t, lib)
+	e.write("lib/.git/hooks/pre-commit", "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/hook-ran\"\n")
+	if err := os.Chmod(filepath.Join(lib, ".git/hooks/pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		"cd lib && unset GIT_CONFIG_COUNT && git commit -q --allow-empty -m a",
+		"cd lib && env -i git commit -q --allow-empty -m b",
+		"cd lib && env -u GIT_CONFIG_COUNT git commit -q --allow-empty -m c",
+		"cd lib && GIT_CONFIG_VALUE_1=.git/hooks git commit -q --allow-empty -m d",
+		"cd lib && export -n GIT_CONFIG_COUNT && git commit -q --allow-empty -m e",
+	}
+	wf := "name: git\napproval: {default: auto}\nsandbox: {commands: [git]}\nsteps:\n"
+	for i, l := range lines {
+		wf += fmt.Sprintf("  - {name: s%d, type: tool, tool: shell, args: {command: %q}, continue_on_error: true}\n", i, l)
+	}
+	e.write("git.yaml", wf)
+	res := e.runJSON(0, "run", "git.yaml")
+	st := e.state(res.RunID)
+	for i, l := range lines {
+		if s := st.States[fmt.Sprintf("s%d", i)]; s == nil || s.Status != state.Failed || !strings.Contains(s.Error, "env-var") {
+			t.Errorf("%q = %+v; want refused by the env-var rule", l, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(lib, "hook-ran")); err == nil {
+		t.Error("a git hook ran")
+	}
+}

@@ -13,8 +13,10 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/ptytest"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -233,5 +235,46 @@ func TestAgentKillThenResumeSettledByCheck(t *testing.T) {
 	}
 	if want := []string{"started/", "ok/check"}; !reflect.DeepEqual(outcomes, want) {
 		t.Errorf("audit records of the run = %v, want %v: started by the first run, closed by the check, never run again", outcomes, want)
+	}
+}
+
+// TestAgentKillThenResumeSettledByThePerson: on a terminal, resume asks the person what to do
+// with a cut-off call whose tool has no check; marked done, it is not run again and the model
+// gets a success where the cassette recorded a failure, which the replay plays on and records
+// as the turn's divergence.
+func TestAgentKillThenResumeSettledByThePerson(t *testing.T) {
+	e := agentEnv(t, "resume.yaml", "resume.cassette.yaml")
+	id := killInCall(e, "agent/resume.yaml", "agent/resume.cassette.yaml", 3)
+	p := ptytest.Open(t)
+	cmd := e.cmd(t.Context(), "resume", id, "--replay", "agent/resume.cassette.yaml")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.Term, p.Term, p.Term
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if screen, ok := p.WaitFor("mark it [d]one", 1); !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("resume did not ask about the cut-off call:\n%s", screen)
+	}
+	if err := p.Type("d"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, p.Text())
+	}
+	if got := e.read("calls.log"); got != "a\nb\n" {
+		t.Errorf("calls.log = %q, want the slow call not run again", got)
+	}
+	st := agentStep(t, e.state(id), "work")
+	c := st.ToolCalls[2]
+	if c.Result == nil || !c.Result.Success || c.Recovery == nil || c.Recovery.Decision != state.RecoveryDone || c.Recovery.By != state.RecoveredByUser {
+		t.Errorf("settled call: result %+v, recovery %+v; want a success marked done by the person", c.Result, c.Recovery)
+	}
+	if n := len(st.Turns); n == 0 || !strings.Contains(st.Turns[n-1].Divergence, "the call succeeded now but failed when recorded") {
+		t.Errorf("turns = %+v, want the last one to record the divergence from the cassette", st.Turns)
+	}
+	if l, ok := auditByCall(agentAudit(e, id))["call_3"]; !ok || l.Outcome != "ok" || l.Recovery.By != "user" {
+		t.Errorf("audit record closing call_3 = %+v, %v; want ok, decided by the person", l, ok)
 	}
 }

@@ -283,3 +283,52 @@ func checkGolden(t *testing.T, name, got string) {
 		t.Errorf("%s differs (UPDATE_GOLDEN=1 rewrites it):\ngot:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+// TestValidateCatchesWhatRunWouldFail: awf validate reports, with file:line:col, what used to
+// pass validation and fail the run: unknown tools (with the nearest name), tool step args
+// that do not fit the tool, a when that is a template or not a boolean, and a workflow that
+// calls itself; awf run refuses such a workflow before creating any run.
+func TestValidateCatchesWhatRunWouldFail(t *testing.T) {
+	e := newEnv(t)
+	e.write("tools.yaml", `name: tools
+steps:
+  - {name: a, type: tool, tool: reed_file, args: {path: x}}
+  - {name: b, type: tool, tool: shell, args: {comand: echo}}
+  - {name: c, type: agent, prompt: hi, tools: [read_file, grpe]}
+`)
+	e.write("when.yaml", `name: when
+inputs: {x: {default: 1}}
+steps:
+  - {name: a, type: shell, command: echo, when: "{{ inputs.x }} == 1"}
+  - {name: b, type: shell, command: echo, when: "1 + 2"}
+`)
+	e.write("self.yaml", "name: self\nsteps:\n  - {name: again, type: workflow, workflow: self.yaml}\n")
+	e.write("a.yaml", "name: a\nsteps:\n  - {name: call_b, type: workflow, workflow: b.yaml}\n")
+	e.write("b.yaml", "name: b\nsteps:\n  - {name: call_a, type: workflow, workflow: a.yaml}\n")
+	tests := map[string][]string{
+		"tools.yaml": {
+			`tools.yaml:3:33: step "a": unknown tool "reed_file" (did you mean "read_file"?)`,
+			`tools.yaml:4:46: step "b": args.comand: unknown property (did you mean "command"?) (tool shell)`,
+			`tools.yaml:4:46: step "b": args.command: is required (tool shell)`,
+			`tools.yaml:5:47: step "c": unknown tool "grpe" (did you mean "grep"?)`,
+		},
+		"when.yaml": {
+			`when.yaml:4:49: when is an expression: drop the {{ }} (write when: inputs.x == 1)`,
+			`when.yaml:5:49: when must be a boolean, and "1 + 2" is of type integer`,
+		},
+		"self.yaml": {`self.yaml:3:45: step "again" calls its own workflow: self.yaml -> self.yaml`},
+		"a.yaml":    {`b.yaml:3:46: step "call_a" closes a cycle of workflows: a.yaml -> b.yaml -> a.yaml`},
+	}
+	for file, want := range tests {
+		r := e.mustRun(2, "validate", file)
+		for _, w := range want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("awf validate %s: stderr lacks\n%s\n%s", file, w, r.stderr)
+			}
+		}
+		e.mustRun(2, "run", file)
+	}
+	if runs, _ := os.ReadDir(filepath.Join(e.dir, ".awf", "runs")); len(runs) != 0 {
+		t.Errorf("awf run created runs of invalid workflows: %v", runs)
+	}
+}

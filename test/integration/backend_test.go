@@ -255,8 +255,8 @@ func TestBackendStopKillsAndRemoves(t *testing.T) {
 		ctx     time.Duration // the caller's context's
 		want    string
 	}{
-		{"request timeout", time.Second, 0, "timed out after 1s"},
-		{"context deadline", 0, time.Second, "timed out"},
+		{"request timeout", 3 * time.Second, 0, "timed out after 3s"},
+		{"context deadline", 0, 3 * time.Second, "timed out"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

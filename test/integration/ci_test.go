@@ -26,8 +26,15 @@ type runResult struct {
 	Status    string            `json:"status"`
 	StateFile string            `json:"state_file"`
 	Output    string            `json:"output"`
-	Error     string            `json:"error"`
+	Error     jsonError         `json:"error"`
 	Steps     map[string]string `json:"steps"`
+}
+
+// jsonError is the error member of a failed command's --output json object.
+type jsonError struct {
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	ExitCode int    `json:"exit_code"`
 }
 
 // runState is the part of a state file the tests read.
@@ -50,14 +57,14 @@ func TestAWFAsCIStep(t *testing.T) {
 		name       string
 		workflow   string
 		wantCode   int
-		wantResult *runResult // nil: no JSON result (the run never started)
+		wantResult *runResult // nil: the run never started (the JSON object holds only the error)
 		wantStderr string
 	}{
 		{"passing workflow", "pass.yaml", 0,
 			&runResult{Workflow: "ci-pass", Status: "completed", Output: "ci: 3 lines",
 				Steps: map[string]string{"list": "completed", "build": "completed"}}, ""},
 		{"failing step", "fail.yaml", 3,
-			&runResult{Workflow: "ci-fail", Status: "failed", Error: `step "tests": exit status 4: 2 tests failed`,
+			&runResult{Workflow: "ci-fail", Status: "failed", Error: jsonError{Kind: "execution", Message: `step "tests": exit status 4: 2 tests failed`, ExitCode: 3},
 				Steps: map[string]string{"ok": "completed", "tests": "failed"}}, "2 tests failed"},
 		{"invalid workflow", "invalid.yaml", 2, nil, `invalid.yaml:6:5: unknown key "comand"`},
 		{"missing workflow file", "missing.yaml", 1, nil, "missing.yaml"},
@@ -77,8 +84,8 @@ func TestAWFAsCIStep(t *testing.T) {
 				t.Errorf("stderr without a terminal has escape sequences: %q", out.stderr)
 			}
 			if tc.wantResult == nil {
-				if out.stdout != "" {
-					t.Errorf("stdout of a run that never started = %q, want nothing", out.stdout)
+				if res := decodeResult(t, out.stdout); res.RunID != "" || res.Error.ExitCode != tc.wantCode || res.Error.Message == "" {
+					t.Errorf("JSON of a run that never started = %+v, want no run id and the error with exit code %d", res, tc.wantCode)
 				}
 				if _, err := os.Stat(filepath.Join(ws, ".awf", "runs")); !errors.Is(err, os.ErrNotExist) {
 					t.Errorf("state directory of a run that never started: %v, want none", err)
@@ -232,8 +239,9 @@ func checkAuditLog(t *testing.T, ws, runID string) {
 }
 
 // TestAWFAsCIStepDeniesPrompts runs a tool call that needs approval with no terminal: the run
-// must not wait for an answer. --non-interactive (deny) refuses the call, which fails its tool
-// step (exit 3); --non-interactive=fail ends the run as denied (exit 5). Either way the write
+// must not wait for an answer. --non-interactive (deny) refuses the call, and a tool step whose
+// call is refused ends the run as denied (exit 5, docs/cli.md); --non-interactive=fail ends the
+// run as denied too (exit 5). Either way the write
 // does not happen and the audit log in the workspace records the refusal and who made it.
 func TestAWFAsCIStepDeniesPrompts(t *testing.T) {
 	t.Parallel()
@@ -242,7 +250,7 @@ func TestAWFAsCIStepDeniesPrompts(t *testing.T) {
 		flag     string
 		wantCode int
 	}{
-		{"--non-interactive", 3},
+		{"--non-interactive", 5},
 		{"--non-interactive=fail", 5},
 	}
 	for _, tc := range tests {

@@ -20,9 +20,23 @@ import (
 // so that it opens no audit log and asks nobody, and the run's provider source, whose Close is
 // never called, so that no --record cassette is written.
 func (w *toolWiring) describe(wf *workflow.Workflow, workDir string, opts cmdutil.RunnerOptions) (ports.ToolCatalog, ports.ProviderSource, error) {
-	f := w.f
+	catalog, _, err := w.catalog(wf, workDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	providers, err := providerSource(w.f, w.f.Environ, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return catalog, providers, nil
+}
+
+// catalog is Factory.Catalog: the tools a run of wf in workDir could reach, described as
+// describe does, without models, and the validator of their arguments.
+func (w *toolWiring) catalog(wf *workflow.Workflow, workDir string) (ports.ToolCatalog, ports.SchemaValidator, error) {
+	validator := schema.New()
 	reg, err := registry.New(registry.Config{
-		Validator: schema.New(), Clock: ports.ClockFunc(nowFunc), Context: tool.Context{WorkDir: workDir},
+		Validator: validator, Clock: ports.ClockFunc(nowFunc), Context: tool.Context{WorkDir: workDir},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -31,11 +45,7 @@ func (w *toolWiring) describe(wf *workflow.Workflow, workDir string, opts cmduti
 	if _, err := w.load(reg, wf, workDir, process.New(process.Config{}), nil); err != nil {
 		return nil, nil, err
 	}
-	providers, err := providerSource(f, f.Environ, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return dryCatalog{reg: reg, servers: wf.MCPServers}, providers, nil
+	return dryCatalog{reg: reg, servers: wf.MCPServers}, validator, nil
 }
 
 // dryCatalog describes the registry's tools. The tools of the workflow's MCP servers

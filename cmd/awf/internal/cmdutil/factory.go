@@ -43,6 +43,10 @@ type Factory struct {
 	// (tool.Pin: digests of description, schema, definition file), without checking them
 	// against a lock file; the warnings are the registry's.
 	Pins func(wf *workflow.Workflow, workDir string) (map[string]tool.Pin, workflow.Problems, error)
+	// Catalog describes the tools a run of wf in workDir could reach, without the approval
+	// flow, the audit log or any model, with the validator of their arguments, for `awf
+	// validate` to check the tools steps name. Nil means tools are not checked.
+	Catalog func(wf *workflow.Workflow, workDir string) (ports.ToolCatalog, ports.SchemaValidator, error)
 	// Pause, when set by a command with live progress, stops the progress drawing while a
 	// prompt is on screen; the returned function resumes it.
 	Pause func() (resume func())

@@ -115,6 +115,9 @@ func runRun(ctx context.Context, opts *Options) error {
 		if tools, err = Tools(f, wf, values, "", workDir); err != nil {
 			return err
 		}
+		if err := compile.Tools(ctx, wf, tools.Registry, tools.Validator).Err(); err != nil {
+			return err // as awf validate reports them: at the step, with the nearest name
+		}
 		if err := tools.Registry.Preflight(registry.WorkflowTools(wf)...); err != nil {
 			return err
 		}

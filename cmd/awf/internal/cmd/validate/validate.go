@@ -14,6 +14,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
 	"github.com/awf-dev/awf/internal/application/compile"
+	"github.com/awf-dev/awf/internal/application/plan"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/toollock"
@@ -34,9 +35,12 @@ func NewCmdValidate(f *cmdutil.Factory, runF func(context.Context, *Options) err
 		Use:   "validate WORKFLOW...",
 		Short: "Check workflow files without running them",
 		Long: `Load, validate and compile each workflow: unknown keys, bad types, duplicate step
-names, references to steps that are not earlier, template syntax. The workflows that
-workflow steps call are compiled too, and the inputs passed to them checked. Every problem is
-reported with file:line:column; warnings (such as inputs used but not declared) do not fail.`,
+names, references to steps that are not earlier, template syntax, conditions (when) that are
+not boolean expressions. The workflows that workflow steps call are compiled too, the inputs
+passed to them checked, and a workflow that calls itself (directly or through others) refused.
+The tools steps name must exist (the tools a run in the current directory would reach), and a
+tool step's args must fit the tool's parameters. Every problem is reported with
+file:line:column; warnings (such as inputs used but not declared) do not fail.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fault.New(fault.Usage, "need at least one workflow file: awf validate WORKFLOW...")
@@ -80,6 +84,9 @@ func runValidate(ctx context.Context, opts *Options) error {
 	var firstErr error
 	for _, file := range opts.Files {
 		res, err := compile.File(f.Loader(), f.Templater(), file)
+		if err == nil && res.CallsTools {
+			err = checkTools(ctx, f, &res)
+		}
 		if err == nil {
 			var pins workflow.Problems
 			pins, err = lockProblems(f, res.Workflow)
@@ -124,6 +131,32 @@ type Report struct {
 
 // SetError implements cmdutil.WithError.
 func (r *Report) SetError(e *cmdutil.ErrorJSON) { r.Error = e }
+
+// checkTools checks the tools the workflow's steps name, and a tool step's arguments, against
+// the tools a run in the current directory could reach (compile.Tools). The workflow's policy
+// is resolved with its inputs' defaults; when the tools cannot be described, a warning says
+// they were not checked.
+func checkTools(ctx context.Context, f *cmdutil.Factory, res *compile.Result) error {
+	if f.Catalog == nil {
+		return nil
+	}
+	wf := res.Workflow
+	workDir, err := os.Getwd()
+	if err != nil {
+		return fault.Wrap(fault.System, err)
+	}
+	governed, err := compile.ResolvePolicies(f.Templater(), wf, plan.BaseScope(wf, nil, "", workDir, f.Environ))
+	if err != nil {
+		governed = wf // a policy templated on inputs: the tools are the same
+	}
+	catalog, validator, err := f.Catalog(governed, workDir)
+	if err != nil {
+		res.Warnings = append(res.Warnings, workflow.Problem{Pos: workflow.Pos{File: wf.Path},
+			Msg: fmt.Sprintf("tools not checked: %v", err), Severity: workflow.SeverityWarning})
+		return nil
+	}
+	return compile.Tools(ctx, wf, catalog, validator).Err()
+}
 
 func printText(ios *iostreams.IOStreams, fr FileResult, warnings workflow.Problems, err error) {
 	for _, w := range warnings {
