@@ -12,6 +12,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
@@ -363,29 +364,49 @@ func resultText(r state.ToolCallResult) string {
 }
 
 // closeAbandoned closes the records a crash left in flight that the model did not ask for
-// again, so that no call stays in flight once the step has ended.
+// again, so that no call stays in flight once the step has ended. A tool with a check still
+// says whether the call took effect; the others' outcome is unknown. None is run again.
 func (l *loop) closeAbandoned(ctx context.Context) error {
 	idxs := l.resume.abandoned()
 	if len(idxs) == 0 {
 		return nil
 	}
-	for _, i := range idxs {
-		rec := l.resume.record(i)
-		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped and the model did not ask for it again", rec.ID, rec.Tool))
+	type closed struct {
+		idx int
+		res state.ToolCallResult
+		rcv state.Recovery
 	}
-	res := state.ToolCallResult{Error: "interrupted: the run stopped while this call was running, and the resumed model did not ask for it again"}
-	rcv := state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive,
-		Detail: "the resumed model did not ask for this call again"}
+	var out []closed
 	for _, i := range idxs {
 		rec := l.resume.record(i)
-		if err := l.audit(ctx, rec.ID, rec.Tool, res, rcv); err != nil {
+		c := closed{idx: i,
+			res: state.ToolCallResult{Error: "interrupted: the run stopped while this call was running, and the resumed model did not ask for it again"},
+			rcv: state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive, Detail: "the resumed model did not ask for this call again"}}
+		if chk := l.info[rec.Tool].Checker; chk != nil {
+			check := chk.Check(ctx, tool.Invocation{ID: rec.ID, Args: rec.Arguments, Scope: l.sc.Scope}, rec.Intent)
+			if check.Verdict == tool.VerdictDone {
+				c.res = state.ToolCallResult{Success: true, Approval: state.RecoveredByCheck,
+					Output: "This call was running when the run stopped; it took effect (" + check.Detail + "). The resumed model did not ask for it again."}
+				c.rcv = state.Recovery{Decision: state.RecoveryDone, By: state.RecoveredByCheck, Detail: check.Detail}
+			} else {
+				c.rcv.Detail += "; its check: " + check.Detail
+			}
+		}
+		outcome := "its outcome is unknown"
+		if c.res.Success {
+			outcome = "its check says it took effect"
+		}
+		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped and the model did not ask for it again: %s",
+			rec.ID, rec.Tool, outcome))
+		if err := l.audit(ctx, rec.ID, rec.Tool, c.res, c.rcv); err != nil {
 			return err
 		}
+		out = append(out, c)
 	}
 	return l.save(ctx, func(s *state.StepState) {
-		for _, i := range idxs {
-			finishRecord(s, i, res)
-			settleRecord(s, i, rcv, nil)
+		for _, c := range out {
+			finishRecord(s, c.idx, c.res)
+			settleRecord(s, c.idx, c.rcv, nil)
 		}
 	})
 }
