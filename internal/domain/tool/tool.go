@@ -91,8 +91,11 @@ type Result struct {
 	Error     string
 	Data      any // structured result for the engine (StatusEffect), or parsed output
 	Truncated bool
-	Duration  time.Duration
-	Cached    bool
+	// ExitCode is the exit status of the process a command or shell tool ran; nil for tools
+	// that run none, or when the process could not be started.
+	ExitCode *int
+	Duration time.Duration
+	Cached   bool
 	// Approval says who let the call run or refused it (auto, user, rule, policy, quota,
 	// non_interactive, timeout, flag, gate: the ports.By* values); filled by the governed
 	// path, empty for a call that did not pass it.

@@ -178,9 +178,9 @@ func Result(name string, res ports.ProcessResult, err error) tool.Result {
 		if res.Truncated {
 			msg += " (output truncated at the limit)"
 		}
-		return tool.Result{Status: tool.StatusError, Output: res.Stdout, Error: msg, Truncated: res.Truncated, Duration: res.Duration}
+		return tool.Result{Status: tool.StatusError, Output: res.Stdout, Error: msg, Truncated: res.Truncated, Duration: res.Duration, ExitCode: &res.ExitCode}
 	}
-	return tool.Result{Status: tool.StatusOK, Output: res.Stdout, Truncated: res.Truncated, Duration: res.Duration}
+	return tool.Result{Status: tool.StatusOK, Output: res.Stdout, Truncated: res.Truncated, Duration: res.Duration, ExitCode: &res.ExitCode}
 }
 
 // maxStderr bounds the standard error quoted in an error result.
