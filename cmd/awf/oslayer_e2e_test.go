@@ -146,6 +146,9 @@ func TestExecAllowlistThroughTheKernel(t *testing.T) {
 	if s := st.States["ls"]; s.Status != state.Completed || s.Output != "run.sh\n" {
 		t.Errorf("ls under an exec allowlist of ls: %s, output %q, error %q", s.Status, s.Output, s.Error)
 	}
+	if a := e.audit()["ls"]; a.Sandbox == nil || !strings.HasPrefix(a.Sandbox.Applied["exec"], "allowlist") {
+		t.Errorf("the audit record of ls does not say the exec allowlist was enforced: %+v", a.Sandbox)
+	}
 	for _, step := range []string{"by_path", "by_sh", "by_loader", "by_copy", "by_script"} {
 		s := st.States[step]
 		t.Logf("%s: %s, output %q, stderr %q, error %q", step, s.Status, s.Output, s.Stderr, s.Error)

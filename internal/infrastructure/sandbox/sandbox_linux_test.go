@@ -527,6 +527,8 @@ func TestExecAllowlist(t *testing.T) {
 	}
 	if res := run("ls run.sh"); res.status != 0 || res.stdout != "run.sh\n" {
 		t.Fatalf("an allowed program: status %d, stdout %q, stderr %q", res.status, res.stdout, res.stderr)
+	} else if !strings.HasPrefix(res.applied.Map()["exec"], "allowlist: ") {
+		t.Errorf("the applied record does not say the allowlist is enforced: %v", res.applied.Map())
 	}
 	ld := loader()
 	for _, tc := range []struct{ name, script string }{
