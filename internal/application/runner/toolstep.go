@@ -78,6 +78,9 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 		if idx >= 0 && idx < len(s.ToolCalls) {
 			s.ToolCalls[idx].Result = &result
 			s.ToolCalls[idx].InFlight = false
+			if res.Args != nil { // as the tool got them: coerced to the schema's types
+				s.ToolCalls[idx].Arguments = res.Args
+			}
 		}
 		if s.ToolStats == nil {
 			s.ToolStats = &state.ToolStats{}
