@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/infrastructure/providers/replay"
 	"github.com/awf-dev/awf/internal/infrastructure/statestore"
@@ -87,6 +88,7 @@ type agentAuditLine struct {
 		Decision string `json:"decision"`
 		By       string `json:"by"`
 	} `json:"approval"`
+	Verdict *ports.AuditVerdict `json:"verdict"`
 }
 
 // agentAudit returns the completion records of one run (one per call that ended), failing on
@@ -261,8 +263,8 @@ func TestAgentErrorsGoBackToTheModel(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(e.dir, "out.txt")); err == nil {
 			t.Error("the denied write happened")
 		}
-		if s := st.ToolStats; s == nil || s.Denied != 1 || s.Failed != 1 || s.Successful != 0 || s.TotalCalls != 2 {
-			t.Errorf("tool_stats = %+v, want 1 denied and 1 failed of 2", s)
+		if s := st.ToolStats; s == nil || s.Denied != 2 || s.Failed != 0 || s.Successful != 0 || s.TotalCalls != 2 {
+			t.Errorf("tool_stats = %+v, want 2 denied of 2 (the write, and the unknown tool at the gate)", s)
 		}
 		m := lastResult(1)
 		if m.Role != "tool" || m.ToolCallID != "call_1" || !m.IsError || !strings.HasPrefix(m.Content, "Denied: ") ||
@@ -276,9 +278,13 @@ func TestAgentErrorsGoBackToTheModel(t *testing.T) {
 	})
 	t.Run("unknown tool", func(t *testing.T) {
 		c := st.ToolCalls[1]
-		if c.Tool != "read_fil" || c.Result == nil || c.Result.Success || c.Result.Denied ||
+		if c.Tool != "read_fil" || c.Result == nil || c.Result.Success || !c.Result.Denied || c.Result.Approval != "gate" ||
 			!strings.Contains(c.Result.Error, `unknown tool "read_fil"`) {
-			t.Errorf("read_fil record = %+v, want an unknown-tool error", c.Result)
+			t.Errorf("read_fil record = %+v, want an unknown-tool denial by the gate", c.Result)
+		}
+		a := auditByCall(agentAudit(e, res.RunID))["call_2"]
+		if a.Tool != "read_fil" || a.Outcome != "denied" || a.Verdict == nil || a.Verdict.Layer != "L0 gate" || a.Verdict.Rule != "tool name" {
+			t.Errorf("audit record of the unknown tool = %+v, want a denial by the gate under rule \"tool name\"", a)
 		}
 		m := lastResult(2)
 		if m.Role != "tool" || m.ToolCallID != "call_2" || !m.IsError ||

@@ -67,7 +67,9 @@ func TestQuickStartKillThenResumeUnderReplay(t *testing.T) {
 
 	var resumed, settled int
 	for i := range quickStartTrials {
-		at := time.Duration(rnd.Int64N(int64(length)))
+		// Within the first 85% of the measured length: runs vary, and a kill after the end
+		// tests nothing.
+		at := time.Duration(rnd.Int64N(int64(length) * 85 / 100))
 		r, s := killAndResume(t, args, cassette, at)
 		if r {
 			resumed++

@@ -50,6 +50,7 @@ func TestSandboxHidesProtectedPaths(t *testing.T) {
 	for name, content := range files {
 		e.write(name, content)
 	}
+	e.write(".git/config", e.read(".git/config")+"[remote \"origin\"]\n\turl = https://u:host-secret-4@example.com/r.git\n[core]\n\thooksPath = /tmp/evil-hooks\n")
 	config := e.read(".git/config")
 	e.write("wf.yaml", protectWorkflow)
 	res := e.runJSON(0, "run", "wf.yaml")
@@ -57,7 +58,7 @@ func TestSandboxHidesProtectedPaths(t *testing.T) {
 
 	for _, step := range []string{"cat_env", "git_config", "ls_awf", "policy_glob"} {
 		s := st.States[step]
-		for _, leak := range []string{"host-secret", "[core]", "runs", "audit", "\"tool\""} {
+		for _, leak := range []string{"host-secret", "hooksPath", "runs", "audit", "\"tool\""} {
 			if strings.Contains(s.Output, leak) {
 				t.Errorf("step %s: a shell tool read a protected path: output %q", step, s.Output)
 			}
@@ -81,6 +82,9 @@ func TestSandboxHidesProtectedPaths(t *testing.T) {
 		if s := st.States[step]; s.Status != state.Failed {
 			t.Errorf("step %s: status %s, want failed (the write refused)", step, s.Status)
 		}
+	}
+	if s := st.States["git_config"]; !strings.Contains(s.Output, "repositoryformatversion = 0") {
+		t.Errorf("the hidden .git/config keeps the keys git needs to read the repository: %q", s.Output)
 	}
 	if s := st.States["git_status"]; s.Status != state.Completed {
 		t.Errorf("git status in the workspace: %s %q %q; legitimate git must keep working with .git/config hidden", s.Status, s.Error, s.Stderr)
@@ -141,6 +145,9 @@ func TestExecAllowlistThroughTheKernel(t *testing.T) {
 	st := e.state(res.RunID)
 	if s := st.States["ls"]; s.Status != state.Completed || s.Output != "run.sh\n" {
 		t.Errorf("ls under an exec allowlist of ls: %s, output %q, error %q", s.Status, s.Output, s.Error)
+	}
+	if a := e.audit()["ls"]; a.Sandbox == nil || !strings.HasPrefix(a.Sandbox.Applied["exec"], "allowlist") {
+		t.Errorf("the audit record of ls does not say the exec allowlist was enforced: %+v", a.Sandbox)
 	}
 	for _, step := range []string{"by_path", "by_sh", "by_loader", "by_copy", "by_script"} {
 		s := st.States[step]

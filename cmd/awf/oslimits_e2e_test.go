@@ -146,10 +146,9 @@ steps:
 }
 
 // TestSandboxedGitHooksOff (issue 11, item 3a): git in a tool process runs no hooks and no
-// fsmonitor, even when the repository's own configuration names them, unless the policy says
-// sandbox.git_hooks: true (the control that shows they would have run). The repository is
-// nested in the workspace: the sandbox hides the top-level .git/config and .git/hooks, not
-// those of every repository a tool can reach.
+// fsmonitor, even when configuration of lower precedence names them (here the policy's own
+// env.set; a repository's .git/config is lower still, and the sandbox hides it besides),
+// unless the policy says sandbox.git_hooks: true (the control that shows they would have run).
 func TestSandboxedGitHooksOff(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the sandbox of tool processes is Linux-only")
@@ -158,29 +157,33 @@ func TestSandboxedGitHooksOff(t *testing.T) {
 	for _, allowed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("git_hooks=%v", allowed), func(t *testing.T) {
 			e := newEnv(t)
-			lib := filepath.Join(e.dir, "lib")
-			gitRepo(t, lib)
-			for _, name := range []string{"lib/.git/hooks/pre-commit", "lib/githooks/pre-commit", "lib/githooks/post-commit", "lib/fsmonitor.sh"} {
+			gitRepo(t, e.dir)
+			for _, name := range []string{"githooks/pre-commit", "githooks/post-commit", "fsmonitor.sh"} {
 				e.write(name, hook)
 				if err := os.Chmod(filepath.Join(e.dir, name), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for key, value := range map[string]string{"core.fsmonitor": filepath.Join(lib, "fsmonitor.sh"), "core.hooksPath": "githooks"} {
-				cmd := exec.Command("git", "config", key, value)
-				cmd.Dir = lib
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("git config: %v\n%s", err, out)
-				}
-			}
-			e.write("lib/work.txt", "work\n")
+			e.write("work.txt", "work\n")
 			e.write("git.yaml", fmt.Sprintf(`name: git
 approval: {default: auto}
-sandbox: {git_hooks: %v}
+sandbox:
+  git_hooks: %v
+  env:
+    set:
+      GIT_CONFIG_COUNT: "2"
+      GIT_CONFIG_KEY_0: core.hooksPath
+      GIT_CONFIG_VALUE_0: githooks
+      GIT_CONFIG_KEY_1: core.fsmonitor
+      GIT_CONFIG_VALUE_1: %s
+      GIT_AUTHOR_NAME: awf
+      GIT_AUTHOR_EMAIL: awf@example.com
+      GIT_COMMITTER_NAME: awf
+      GIT_COMMITTER_EMAIL: awf@example.com
 steps:
-  - {name: status, type: tool, tool: shell, args: {command: "cd lib && git status --porcelain"}, continue_on_error: true}
-  - {name: commit, type: tool, tool: shell, args: {command: "cd lib && git add work.txt && git commit -q -m work"}, continue_on_error: true}
-`, allowed))
+  - {name: status, type: tool, tool: shell, args: {command: "git status --porcelain"}, continue_on_error: true}
+  - {name: commit, type: tool, tool: shell, args: {command: "git add work.txt && git commit -q -m work"}, continue_on_error: true}
+`, allowed, filepath.Join(e.dir, "fsmonitor.sh")))
 			res := e.runJSON(0, "run", "git.yaml")
 			st := e.state(res.RunID)
 			for _, step := range []string{"status", "commit"} {
@@ -188,10 +191,10 @@ steps:
 					t.Errorf("step %s = %+v; want completed", step, s)
 				}
 			}
-			ran, _ := os.ReadFile(filepath.Join(lib, "hook-ran"))
+			ran, _ := os.ReadFile(filepath.Join(e.dir, "hook-ran"))
 			if !allowed {
 				if len(ran) > 0 {
-					t.Errorf("git ran programs the repository named, with hooks off:\n%s", ran)
+					t.Errorf("git ran the programs its configuration named, with hooks off:\n%s", ran)
 				}
 				return
 			}
@@ -333,5 +336,43 @@ exit $code`
 	s := e.state(run.RunID).States["slow"]
 	if s == nil || s.Status != state.Failed || !strings.Contains(s.Error, "reading the response body: timed out after 1s") {
 		t.Errorf("step = %+v; want failed, timed out after 1s (limits.timeout) while reading the body", s)
+	}
+}
+
+// TestSandboxedGitHooksStayOff: under a command allowlist of git, a line cannot undo the git
+// settings the sandbox sets (unset, env -i, env -u, its own GIT_CONFIG_* entries): each is
+// refused before anything runs, and no hook runs.
+func TestSandboxedGitHooksStayOff(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sandbox of tool processes is Linux-only")
+	}
+	e := newEnv(t)
+	lib := filepath.Join(e.dir, "lib")
+	gitRepo(t, lib)
+	e.write("lib/.git/hooks/pre-commit", "#!/bin/sh\ntouch \"$(git rev-parse --show-toplevel)/hook-ran\"\n")
+	if err := os.Chmod(filepath.Join(lib, ".git/hooks/pre-commit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		"cd lib && unset GIT_CONFIG_COUNT && git commit -q --allow-empty -m a",
+		"cd lib && env -i git commit -q --allow-empty -m b",
+		"cd lib && env -u GIT_CONFIG_COUNT git commit -q --allow-empty -m c",
+		"cd lib && GIT_CONFIG_VALUE_1=.git/hooks git commit -q --allow-empty -m d",
+		"cd lib && export -n GIT_CONFIG_COUNT && git commit -q --allow-empty -m e",
+	}
+	wf := "name: git\napproval: {default: auto}\nsandbox: {commands: [git]}\nsteps:\n"
+	for i, l := range lines {
+		wf += fmt.Sprintf("  - {name: s%d, type: tool, tool: shell, args: {command: %q}, continue_on_error: true}\n", i, l)
+	}
+	e.write("git.yaml", wf)
+	res := e.runJSON(0, "run", "git.yaml")
+	st := e.state(res.RunID)
+	for i, l := range lines {
+		if s := st.States[fmt.Sprintf("s%d", i)]; s == nil || s.Status != state.Failed || !strings.Contains(s.Error, "env-var") {
+			t.Errorf("%q = %+v; want refused by the env-var rule", l, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(lib, "hook-ran")); err == nil {
+		t.Error("a git hook ran")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Files of the review tests: a workflow whose tool step a rule denies, one with a sub-workflow
@@ -227,6 +228,37 @@ func TestReviewStatusAndHistory(t *testing.T) {
 	n := newNormalizer(e.dir, id, runs.Runs[1].RunID)
 	checkGolden(t, "status.golden", n.apply(e.mustRun(0, "status", id[:8]).stdout))
 	checkGolden(t, "history.golden", n.apply(e.mustRun(0, "history").stdout))
+
+	child := runs.Runs[1].RunID
+	var parentView struct {
+		Children []struct {
+			RunID string `json:"run_id"`
+		} `json:"child_runs"`
+		States map[string]struct {
+			ToolCalls []struct {
+				Tool     string `json:"tool"`
+				InFlight bool   `json:"in_flight"`
+			} `json:"tool_calls"`
+		} `json:"states"`
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(0, "status", id, "--output", "json").stdout), &parentView); err != nil ||
+		len(parentView.Children) != 1 || parentView.Children[0].RunID != child ||
+		len(parentView.States["wait"].ToolCalls) != 1 || !parentView.States["wait"].ToolCalls[0].InFlight {
+		t.Errorf("status --output json: %+v (%v), want the child run and the call in flight", parentView, err)
+	}
+	var childView struct {
+		Parent struct {
+			RunID string `json:"run_id"`
+		} `json:"parent_run"`
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(0, "status", child[:8], "--output", "json").stdout), &childView); err != nil || childView.Parent.RunID != id {
+		t.Errorf("child's status: parent %+v (%v), want %s", childView.Parent, err, id)
+	}
+	// awf audit prints 8 characters of the run id: --run takes them back.
+	audit := e.mustRun(0, "audit", "--run", id[:8], "--output", "json").stdout
+	if !strings.Contains(audit, `"run_id":"`+id+`"`) || !strings.Contains(audit, `"tool":"shell"`) {
+		t.Errorf("audit --run %s: %s", id[:8], audit)
+	}
 }
 
 // normalizer replaces what changes between runs of a test with fixed words.
@@ -330,5 +362,38 @@ steps:
 	}
 	if runs, _ := os.ReadDir(filepath.Join(e.dir, ".awf", "runs")); len(runs) != 0 {
 		t.Errorf("awf run created runs of invalid workflows: %v", runs)
+	}
+}
+
+// TestResumedDurationLeavesOutTheWait: a run resumed a second after it failed records both
+// process segments, and its duration (awf resume --output json, awf history) is their sum,
+// without the second it waited.
+func TestResumedDurationLeavesOutTheWait(t *testing.T) {
+	e := newEnv(t, "fail_then_fix.yaml")
+	failed := e.runJSON(3, "run", "fail_then_fix.yaml")
+	time.Sleep(1100 * time.Millisecond)
+	e.write("fixed", "")
+	r := e.mustRun(0, "resume", failed.RunID[:8], "--output", "json")
+	var res struct {
+		DurationMs int64 `json:"duration_ms"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	s := e.state(failed.RunID)
+	if len(s.Segments) != 2 || s.Segments[0].EndedAt == nil || s.Segments[1].StartedAt.Sub(*s.Segments[0].EndedAt) < time.Second {
+		t.Fatalf("segments = %+v, want two, a second apart", s.Segments)
+	}
+	wall := s.FinishedAt.Sub(s.StartedAt)
+	if res.DurationMs != s.Duration().Milliseconds() || time.Duration(res.DurationMs)*time.Millisecond > wall-time.Second {
+		t.Errorf("duration %dms, want the segments' %s, a second less than the %s from start to end", res.DurationMs, s.Duration(), wall)
+	}
+	var h struct {
+		Runs []struct {
+			DurationMs int64 `json:"duration_ms"`
+		}
+	}
+	if err := json.Unmarshal([]byte(e.mustRun(0, "history", "--output", "json").stdout), &h); err != nil || len(h.Runs) != 1 || h.Runs[0].DurationMs != res.DurationMs {
+		t.Errorf("history: %+v (%v), want duration %dms", h.Runs, err, res.DurationMs)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -42,7 +43,8 @@ type auditLine struct {
 		Backend  string            `json:"backend"`
 		Applied  map[string]string `json:"applied"`
 	} `json:"sandbox"`
-	Truncated bool `json:"truncated"`
+	Verdict   *ports.AuditVerdict `json:"verdict"`
+	Truncated bool                `json:"truncated"`
 }
 
 // audit reads the project's audit log, one completion record per step (the attack workflows
@@ -243,29 +245,29 @@ func TestSecurityAttacks(t *testing.T) {
 	refusedIP := "private and local addresses are not allowed"
 
 	attacks := []attack{
-		{step: "traversal_read", tool: "read_file", status: state.Failed, outcome: "error",
+		{step: "traversal_read", tool: "read_file", status: state.Failed, outcome: "denied",
 			errHas: []string{"outside the allowed read paths"}},
-		{step: "absolute_read", tool: "read_file", status: state.Failed, outcome: "error",
+		{step: "absolute_read", tool: "read_file", status: state.Failed, outcome: "denied",
 			errHas: []string{`"/etc/passwd" is outside the allowed read paths`}},
-		{step: "traversal_write", tool: "write_file", status: state.Failed, outcome: "error",
+		{step: "traversal_write", tool: "write_file", status: state.Failed, outcome: "denied",
 			errHas: []string{"outside the allowed write paths"}, contained: absent(filepath.Join(outside, "pwned"))},
-		{step: "absolute_write", tool: "write_file", status: state.Failed, outcome: "error",
+		{step: "absolute_write", tool: "write_file", status: state.Failed, outcome: "denied",
 			errHas: []string{"outside the allowed write paths"}, contained: absent(filepath.Join(outside, "pwned"))},
-		{step: "symlink_read", tool: "read_file", status: state.Failed, outcome: "error",
+		{step: "symlink_read", tool: "read_file", status: state.Failed, outcome: "denied",
 			errHas: []string{"leads outside its allowed directory through a symlink"}, contained: outputLacks("outside-secret")},
-		{step: "symlink_write", tool: "write_file", status: state.Failed, outcome: "error",
+		{step: "symlink_write", tool: "write_file", status: state.Failed, outcome: "denied",
 			errHas: []string{"does not write through symlinks"}, contained: hostUnchanged(secretFile, secret)},
-		{step: "symlink_dir_write", tool: "write_file", status: state.Failed, outcome: "error",
+		{step: "symlink_dir_write", tool: "write_file", status: state.Failed, outcome: "denied",
 			errHas: []string{"symlink"}, contained: absent(filepath.Join(outside, "pwned"))},
 		{step: "shell_symlink_read", tool: "shell", status: state.Failed, outcome: "error",
 			errHas: []string{"exit status"}, contained: outputLacks("outside-secret")},
 		{step: "shell_symlink_write", tool: "shell", status: state.Failed, outcome: "error",
 			errHas: []string{"exit status"}, contained: hostUnchanged(secretFile, secret)},
-		{step: "hook_write", tool: "write_file", status: state.Failed, outcome: "error",
+		{step: "hook_write", tool: "write_file", status: state.Failed, outcome: "denied",
 			errHas: []string{".git/hooks/pre-commit is protected"}, contained: hostUnchanged(filepath.Join(e.dir, ".git/hooks/pre-commit"), hook)},
-		{step: "env_read", tool: "read_file", status: state.Failed, outcome: "error",
+		{step: "env_read", tool: "read_file", status: state.Failed, outcome: "denied",
 			errHas: []string{".env is protected"}, contained: outputLacks("host-secret")},
-		{step: "env_write", tool: "write_file", status: state.Failed, outcome: "error",
+		{step: "env_write", tool: "write_file", status: state.Failed, outcome: "denied",
 			errHas: []string{".env is protected"}, contained: hostUnchanged(filepath.Join(e.dir, ".env"), dotenv)},
 		{step: "shell_hook_write", tool: "shell", status: state.Failed, outcome: "error",
 			errHas: []string{"read-only file system"}, contained: hostUnchanged(filepath.Join(e.dir, ".git/hooks/pre-commit"), hook)},
@@ -312,17 +314,17 @@ func TestSecurityAttacks(t *testing.T) {
 					}
 				}
 			}},
-		{step: "ssrf_loopback", tool: "http_request", status: state.Failed, outcome: "error",
+		{step: "ssrf_loopback", tool: "http_request", status: state.Failed, outcome: "denied",
 			errHas: []string{"address 127.0.0.1 is loopback", refusedIP}, contained: noHit},
-		{step: "ssrf_localhost", tool: "http_request", status: state.Failed, outcome: "error",
+		{step: "ssrf_localhost", tool: "http_request", status: state.Failed, outcome: "denied",
 			errHas: []string{"host localhost resolves only to refused addresses", refusedIP}, contained: noHit},
-		{step: "ssrf_metadata", tool: "http_request", status: state.Failed, outcome: "error",
+		{step: "ssrf_metadata", tool: "http_request", status: state.Failed, outcome: "denied",
 			errHas: []string{"169.254.169.254 is a cloud metadata endpoint and is never allowed"}},
-		{step: "ssrf_mapped", tool: "http_request", status: state.Failed, outcome: "error",
+		{step: "ssrf_mapped", tool: "http_request", status: state.Failed, outcome: "denied",
 			errHas: []string{"::ffff:127.0.0.1 is IPv4-mapped loopback", refusedIP}, contained: noHit},
-		{step: "ssrf_decimal", tool: "http_request", status: state.Failed, outcome: "error",
+		{step: "ssrf_decimal", tool: "http_request", status: state.Failed, outcome: "denied",
 			errHas: []string{`host "2130706433" looks like an IPv4 address in a non-standard spelling`}, contained: noHit},
-		{step: "ssrf_short", tool: "http_request", status: state.Failed, outcome: "error",
+		{step: "ssrf_short", tool: "http_request", status: state.Failed, outcome: "denied",
 			errHas: []string{`host "127.1" looks like an IPv4 address in a non-standard spelling`}, contained: noHit},
 		{step: "legit_read", tool: "read_file", status: state.Completed, outcome: "ok",
 			contained: func(t *testing.T, s state.StepState) {
@@ -390,6 +392,13 @@ func checkAudit(t *testing.T, audit map[string]auditLine, a attack) {
 	}
 	if l.Approval == nil || l.Approval.Decision != "allow" || l.Approval.By != "auto" {
 		t.Errorf("audit approval = %+v, want allow by auto (the workflow approves everything)", l.Approval)
+	}
+	if a.outcome == "denied" { // refused by a layer inside the tool: a denial naming it
+		if l.Sandbox == nil || l.Sandbox.Decision != "deny" || l.Verdict == nil || l.Verdict.Decision != "deny" ||
+			l.Verdict.Layer == "" || l.Verdict.Rule == "" {
+			t.Errorf("audit sandbox = %+v, verdict = %+v; want a denial with its layer and rule", l.Sandbox, l.Verdict)
+		}
+		return
 	}
 	if l.Sandbox == nil || l.Sandbox.Decision != "allow" {
 		t.Fatalf("audit sandbox = %+v, want a record with decision allow", l.Sandbox)

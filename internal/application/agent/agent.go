@@ -39,6 +39,9 @@ type Deps struct {
 	Tools ports.ToolInvoker
 	// Catalog describes the step's tools: schemas for the model, annotations for the loop.
 	Catalog ports.ToolCatalog
+	// Refusals audits the calls the loop refuses before they reach Tools: unknown names,
+	// tools outside the step's tools, arguments that are not a JSON object, the breaker.
+	Refusals ports.CallRefuser
 	// Templater renders prompts and evaluates stop conditions.
 	Templater ports.Templater
 	// Schemas validates structured output against output_schema.
@@ -72,6 +75,7 @@ func New(d Deps) (*Executor, error) {
 		{"Providers", d.Providers == nil},
 		{"Tools", d.Tools == nil},
 		{"Catalog", d.Catalog == nil},
+		{"Refusals", d.Refusals == nil},
 		{"Templater", d.Templater == nil},
 		{"Schemas", d.Schemas == nil},
 		{"Clock", d.Clock == nil},

@@ -63,6 +63,7 @@ func benchExecutor(b *testing.B, prov ports.Provider) *agent.Executor {
 	x, err := agent.New(agent.Deps{
 		Providers: &portstest.Providers{Use: prov, Model: "m"},
 		Tools:     tools,
+		Refusals:  noRefusals,
 		Catalog:   portstest.Catalog{"noop": {Annotations: tool.Annotations{ReadOnly: true}}},
 		Templater: templater.New(),
 		Schemas:   schema.New(),

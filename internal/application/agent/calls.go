@@ -12,6 +12,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
@@ -38,6 +39,8 @@ type pendingCall struct {
 	// res is the recorded result; msg the text the model gets back.
 	res state.ToolCallResult
 	msg string
+	// rule is the call gate's rule (ports.Rule*) for a call refused before the invoker.
+	rule string
 	// abort is an invoker error that ends the step.
 	abort error
 	// recovery is what resume decided about a call a crash left in flight, whose id in the
@@ -61,7 +64,7 @@ func (l *loop) runCalls(ctx context.Context, calls []state.CallRef) error {
 	pending := make([]*pendingCall, len(calls))
 	for i, c := range calls {
 		if i >= allowed {
-			pending[i] = &pendingCall{ref: c, kind: callOverLimit, idx: -1,
+			pending[i] = &pendingCall{ref: c, kind: callOverLimit, idx: -1, rule: "tool_options.max_calls",
 				msg: fmt.Sprintf("Error: not run: this step may make at most %d tool calls (tool_options.max_calls). "+
 					"No more tools are available: give your final answer now.", l.maxCalls)}
 			continue
@@ -102,11 +105,11 @@ func (l *loop) classify(ctx context.Context, c state.CallRef) *pendingCall {
 	p.info = info
 	switch {
 	case !known:
-		return refuse(p, l.unknownTool(c.Name))
+		return refuse(p, ports.RuleStepTools, l.unknownTool(c.Name))
 	case argErr != nil:
-		return refuse(p, fmt.Sprintf("invalid arguments for %s: %s; send the arguments as one JSON object", c.Name, l.truncatedArgs(argErr)))
+		return refuse(p, ports.RuleArgsObject, fmt.Sprintf("invalid arguments for %s: %s; send the arguments as one JSON object", c.Name, l.truncatedArgs(argErr)))
 	case repeats > l.maxRepeats:
-		return refuse(p, fmt.Sprintf("not run: this is the same %s call, with the same arguments, %d times in a row "+
+		return refuse(p, "tool_options.max_repeats", fmt.Sprintf("not run: this is the same %s call, with the same arguments, %d times in a row "+
 			"(tool_options.max_repeats is %d); its result will not change: try something else, or give your answer",
 			c.Name, repeats, l.maxRepeats))
 	}
@@ -139,9 +142,10 @@ func (l *loop) replayed(ctx context.Context, p *pendingCall, i int) *pendingCall
 	return l.settle(ctx, p, rec)
 }
 
-func refuse(p *pendingCall, why string) *pendingCall {
-	p.kind = callRefused
-	p.res = state.ToolCallResult{Error: why}
+// refuse answers a call without running it: the call gate refused it under rule.
+func refuse(p *pendingCall, rule, why string) *pendingCall {
+	p.kind, p.rule = callRefused, rule
+	p.res = state.ToolCallResult{Error: why, Denied: true, Approval: ports.ByGate, Layer: ports.LayerGate, Rule: rule}
 	p.msg = resultText(p.res)
 	return p
 }
@@ -229,7 +233,7 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 			Status: "replayed", Message: "result recorded before the run was resumed"})
 		return nil
 	case callOverLimit:
-		return nil
+		return l.auditRefusal(ctx, p, strings.TrimPrefix(p.msg, "Error: "))
 	case callAbandon:
 		if err := l.auditSettled(ctx, p); err != nil {
 			return err
@@ -253,6 +257,9 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 		rec.Intent = l.intent(ctx, p)
 	}
 	if p.kind == callRefused {
+		if err := l.auditRefusal(ctx, p, p.res.Error); err != nil {
+			return err
+		}
 		res := p.res
 		rec.Result = &res
 		l.emit(ports.Event{Kind: ports.ToolFinished, Tool: p.ref.Name, CallID: p.ref.ID, Status: "error", Message: p.res.Error})
@@ -267,6 +274,30 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 			addStats(s, *rec.Result)
 		}
 	})
+}
+
+// auditRefusal records a call that never reached the invoker as the call gate's denial. A name
+// outside the step's tools that no tool has at all is recorded as unknown.
+func (l *loop) auditRefusal(ctx context.Context, p *pendingCall, why string) error {
+	rule := p.rule
+	if rule == ports.RuleStepTools {
+		if _, err := l.x.d.Catalog.Describe(ctx, ports.ToolQuery{RunID: l.sc.RunID, Step: l.step, Names: []string{p.ref.Name}}); err != nil {
+			rule = ports.RuleUnknownTool
+			p.res.Rule = rule
+		}
+	}
+	args := p.args
+	if args == nil { // beyond max_calls: not decoded yet
+		var err error
+		if args, err = decodeArgs(p.ref.Arguments); err != nil {
+			args = map[string]any{state.RawArgsKey: p.ref.Arguments}
+		}
+	}
+	err := l.x.d.Refusals.Refuse(ctx, ports.ToolRequest{RunID: l.sc.RunID, Step: l.step, CallID: p.ref.ID, Name: p.ref.Name, Args: args}, rule, why)
+	if err != nil {
+		return fmt.Errorf("tool %s: %w", p.ref.Name, err)
+	}
+	return nil
 }
 
 // invoke runs one call through the governed path. It touches only p.
@@ -363,29 +394,49 @@ func resultText(r state.ToolCallResult) string {
 }
 
 // closeAbandoned closes the records a crash left in flight that the model did not ask for
-// again, so that no call stays in flight once the step has ended.
+// again, so that no call stays in flight once the step has ended. A tool with a check still
+// says whether the call took effect; the others' outcome is unknown. None is run again.
 func (l *loop) closeAbandoned(ctx context.Context) error {
 	idxs := l.resume.abandoned()
 	if len(idxs) == 0 {
 		return nil
 	}
-	for _, i := range idxs {
-		rec := l.resume.record(i)
-		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped and the model did not ask for it again", rec.ID, rec.Tool))
+	type closed struct {
+		idx int
+		res state.ToolCallResult
+		rcv state.Recovery
 	}
-	res := state.ToolCallResult{Error: "interrupted: the run stopped while this call was running, and the resumed model did not ask for it again"}
-	rcv := state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive,
-		Detail: "the resumed model did not ask for this call again"}
+	var out []closed
 	for _, i := range idxs {
 		rec := l.resume.record(i)
-		if err := l.audit(ctx, rec.ID, rec.Tool, res, rcv); err != nil {
+		c := closed{idx: i,
+			res: state.ToolCallResult{Error: "interrupted: the run stopped while this call was running, and the resumed model did not ask for it again"},
+			rcv: state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive, Detail: "the resumed model did not ask for this call again"}}
+		if chk := l.info[rec.Tool].Checker; chk != nil {
+			check := chk.Check(ctx, tool.Invocation{ID: rec.ID, Args: rec.Arguments, Scope: l.sc.Scope}, rec.Intent)
+			if check.Verdict == tool.VerdictDone {
+				c.res = state.ToolCallResult{Success: true, Approval: state.RecoveredByCheck,
+					Output: "This call was running when the run stopped; it took effect (" + check.Detail + "). The resumed model did not ask for it again."}
+				c.rcv = state.Recovery{Decision: state.RecoveryDone, By: state.RecoveredByCheck, Detail: check.Detail}
+			} else {
+				c.rcv.Detail += "; its check: " + check.Detail
+			}
+		}
+		outcome := "its outcome is unknown"
+		if c.res.Success {
+			outcome = "its check says it took effect"
+		}
+		l.warn(fmt.Sprintf("tool call %s (%s) was in flight when the run stopped and the model did not ask for it again: %s",
+			rec.ID, rec.Tool, outcome))
+		if err := l.audit(ctx, rec.ID, rec.Tool, c.res, c.rcv); err != nil {
 			return err
 		}
+		out = append(out, c)
 	}
 	return l.save(ctx, func(s *state.StepState) {
-		for _, i := range idxs {
-			finishRecord(s, i, res)
-			settleRecord(s, i, rcv, nil)
+		for _, c := range out {
+			finishRecord(s, c.idx, c.res)
+			settleRecord(s, c.idx, c.rcv, nil)
 		}
 	})
 }

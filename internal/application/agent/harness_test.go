@@ -58,6 +58,7 @@ type harness struct {
 	catalog  portstest.Catalog
 	events   *portstest.EventRecorder
 	x        *agent.Executor
+	refused  []refusal
 	rec      *record
 	lookup   map[string]state.StepState
 	previous *state.StepState
@@ -114,6 +115,10 @@ func (h *harness) executor() *agent.Executor {
 	x, err := agent.New(agent.Deps{
 		Providers: &portstest.Providers{Use: h.prov, Name: "scripted", Model: "test-model"},
 		Tools:     h.tools,
+		Refusals: ports.CallRefuserFunc(func(_ context.Context, req ports.ToolRequest, rule, _ string) error {
+			h.refused = append(h.refused, refusal{req.Name, rule, req.Args})
+			return nil
+		}),
 		Catalog:   h.catalog,
 		Templater: templater.New(),
 		Schemas:   schema.New(),
@@ -174,3 +179,10 @@ func toolMessages(req ports.ChatRequest) []state.Message {
 
 // call is a shorthand for one scripted call: name and JSON arguments.
 func call(name, args string) [2]string { return [2]string{name, args} }
+
+// refusal is one call the loop audited as refused before the invoker.
+type refusal struct {
+	Tool string
+	Rule string
+	Args map[string]any
+}

@@ -212,6 +212,7 @@ func TestErrorResultsGoBackToTheModel(t *testing.T) {
 		invoke  portstest.ToolFunc
 		want    state.ToolCallResult
 		content string
+		rule    string // the call gate's rule when the loop refuses the call itself
 		invoked int
 	}{{
 		name: "denied with an error",
@@ -246,20 +247,23 @@ func TestErrorResultsGoBackToTheModel(t *testing.T) {
 		want:    state.ToolCallResult{Error: "write_file: $.path: want string, got integer"},
 		content: "Error: write_file: $.path: want string, got integer", invoked: 1,
 	}, {
-		name:    "unknown tool",
-		call:    call("delete_everything", `{}`),
-		want:    state.ToolCallResult{Error: `unknown tool "delete_everything": this step's tools are write_file`},
-		content: `Error: unknown tool "delete_everything": this step's tools are write_file`,
+		name: "unknown tool",
+		call: call("delete_everything", `{}`),
+		want: state.ToolCallResult{Error: `unknown tool "delete_everything": this step's tools are write_file`, Denied: true, Approval: "gate",
+			Layer: "L0 gate", Rule: ports.RuleUnknownTool},
+		content: `Denied: unknown tool "delete_everything": this step's tools are write_file`, rule: ports.RuleUnknownTool,
 	}, {
-		name:    "arguments that are not JSON",
-		call:    call("write_file", `{"path": "x"`),
-		want:    state.ToolCallResult{Error: "invalid arguments for write_file: arguments are not valid JSON: unexpected EOF; send the arguments as one JSON object"},
-		content: "Error: invalid arguments for write_file: arguments are not valid JSON: unexpected EOF; send the arguments as one JSON object",
+		name: "arguments that are not JSON",
+		call: call("write_file", `{"path": "x"`),
+		want: state.ToolCallResult{Error: "invalid arguments for write_file: arguments are not valid JSON: unexpected EOF; send the arguments as one JSON object", Denied: true, Approval: "gate",
+			Layer: "L0 gate", Rule: ports.RuleArgsObject},
+		content: "Denied: invalid arguments for write_file: arguments are not valid JSON: unexpected EOF; send the arguments as one JSON object", rule: ports.RuleArgsObject,
 	}, {
-		name:    "arguments that are not an object",
-		call:    call("write_file", `["x"]`),
-		want:    state.ToolCallResult{Error: "invalid arguments for write_file: arguments must be a JSON object, got an array; send the arguments as one JSON object"},
-		content: "Error: invalid arguments for write_file: arguments must be a JSON object, got an array; send the arguments as one JSON object",
+		name: "arguments that are not an object",
+		call: call("write_file", `["x"]`),
+		want: state.ToolCallResult{Error: "invalid arguments for write_file: arguments must be a JSON object, got an array; send the arguments as one JSON object", Denied: true, Approval: "gate",
+			Layer: "L0 gate", Rule: ports.RuleArgsObject},
+		content: "Denied: invalid arguments for write_file: arguments must be a JSON object, got an array; send the arguments as one JSON object", rule: ports.RuleArgsObject,
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,6 +290,12 @@ func TestErrorResultsGoBackToTheModel(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, *calls[0].Result); diff != "" {
 				t.Errorf("recorded result (-want +got):\n%s", diff)
+			}
+			if tc.rule != "" && (len(h.refused) != 1 || h.refused[0].Rule != tc.rule || h.refused[0].Tool != tc.call[0]) {
+				t.Errorf("audited refusals = %+v, want one of %s under %q", h.refused, tc.call[0], tc.rule)
+			}
+			if tc.rule == "" && len(h.refused) != 0 {
+				t.Errorf("audited refusals = %+v, want none (the invoker audits)", h.refused)
 			}
 		})
 	}
@@ -494,5 +504,31 @@ func TestPromptFile(t *testing.T) {
 	a.PromptFile = "prompts/missing.md"
 	if _, err := newHarness(t).run(a); fault.KindOf(err) != fault.Invalid || !strings.Contains(err.Error(), "prompt_file") {
 		t.Errorf("missing prompt_file: err = %v, want an invalid-workflow error naming prompt_file", err)
+	}
+}
+
+// TestRefusedCallsAreAudited: calls the loop answers without the invoker (a tool outside the
+// step's tools, a near miss of a name, arguments that are not an object) are each audited
+// once as the call gate's denial, with the arguments as sent.
+func TestRefusedCallsAreAudited(t *testing.T) {
+	h := newHarness(t, portstest.Calls(1,
+		call("shell", `{"command":"ls"}`), call("Shell ", `{}`), call("WRITE_FILE", `{}`), call("write_file", `"x"`)),
+		portstest.Text("done"))
+	h.tool("write_file", tool.Annotations{}, ok("write_file"))
+	h.tool("shell", tool.Annotations{}, ok("shell")) // registered, but not one of the step's tools
+	if _, err := h.run(step("write_file")); err != nil {
+		t.Fatal(err)
+	}
+	want := []refusal{
+		{"shell", ports.RuleStepTools, map[string]any{"command": "ls"}},
+		{"Shell ", ports.RuleUnknownTool, map[string]any{}},
+		{"WRITE_FILE", ports.RuleUnknownTool, map[string]any{}},
+		{"write_file", ports.RuleArgsObject, map[string]any{state.RawArgsKey: `"x"`}},
+	}
+	if diff := cmp.Diff(want, h.refused); diff != "" {
+		t.Errorf("audited refusals (-want +got):\n%s", diff)
+	}
+	if n := len(h.tools.Requests()); n != 0 {
+		t.Errorf("invoker called %d times, want 0", n)
 	}
 }

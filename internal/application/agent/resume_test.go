@@ -270,3 +270,25 @@ func TestIntentRecordedBeforeTheCall(t *testing.T) {
 		t.Errorf("first save = %+v, want the call in flight with its intent", first)
 	}
 }
+
+// TestAbandonedCallIsStillChecked: a cut-off call the resumed model does not ask for again
+// is not run, but its tool's check still says whether it took effect.
+func TestAbandonedCallIsStillChecked(t *testing.T) {
+	h := newHarness(t, portstest.Text("nothing more to do"))
+	prev := crashed()
+	prev.ToolCalls[2].Intent = map[string]any{"path": "c"}
+	h.previous = prev
+	h.tool("read_file", tool.Annotations{ReadOnly: true}, ok("read_file"))
+	h.tool("write_file", tool.Annotations{}, ok("write_file"))
+	info := h.catalog["write_file"]
+	info.Checker = &checker{verdict: tool.VerdictDone}
+	h.catalog["write_file"] = info
+	if _, err := h.run(step("read_file", "write_file")); err != nil {
+		t.Fatal(err)
+	}
+	c := h.rec.state().ToolCalls[2]
+	want := state.Recovery{Decision: "done", By: "check", Detail: "looked"}
+	if len(h.tools.Requests()) != 0 || c.Result == nil || !c.Result.Success || c.Recovery == nil || *c.Recovery != want {
+		t.Errorf("abandoned call = %+v (recovery %+v), want it closed as done by its check, not run", c, c.Recovery)
+	}
+}

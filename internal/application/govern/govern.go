@@ -118,6 +118,10 @@ func (g *Gate) Run(ctx context.Context, c Call, exec Exec) (tool.Result, Verdict
 	}
 	res, v := g.run(ctx, c, &rec, exec)
 	rec.Outcome = outcome(res, v)
+	rec.Command, rec.Changes = res.Command, res.Changes
+	if v.Denied && rec.Verdict != nil {
+		rec.Verdict.Reason = res.Error
+	}
 	if !res.Succeeded() {
 		rec.Error = res.Error
 	}
@@ -130,13 +134,14 @@ func (g *Gate) Run(ctx context.Context, c Call, exec Exec) (tool.Result, Verdict
 		g.d.Log.Error("audit record not written", "tool", c.Name, "call_id", c.CallID, "error", err)
 		v.Err = errors.Join(v.Err, fault.Wrap(fault.System, fmt.Errorf("audit log: %w (no call runs unaudited)", err)))
 	}
-	res.Approval, res.Denied = v.By, v.Denied
+	res.Approval, res.Denied, res.Args = v.By, v.Denied, c.Args
 	return res, v
 }
 
 func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exec) (tool.Result, Verdict) {
-	if msg := g.checkSize(c.Args); msg != "" {
+	if rule, msg := g.checkSize(c.Args); msg != "" {
 		rec.Approval = &ports.AuditApproval{Decision: ports.DecisionDeny, By: ports.ByGate, Rule: "call gate"}
+		rec.Verdict = deny(ports.ByGate, ports.LayerGate, rule)
 		return refused(msg), Verdict{Denied: true, By: ports.ByGate}
 	}
 	canon := canonical(c.Tool, c.Args)
@@ -147,6 +152,7 @@ func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exe
 	})
 	rec.Sandbox = sandboxRecord(pd)
 	if !pd.Allowed {
+		rec.Verdict = deny(ports.ByPolicy, pd.Layer, pd.Rule)
 		return refused("denied by policy: " + policyReason(pd)), Verdict{Denied: true, By: ports.ByPolicy}
 	}
 	ad, err := g.d.Approval.Decide(ctx, approval.Request{
@@ -154,6 +160,7 @@ func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exe
 		Meta: rec.Meta, Args: c.Args, Canonical: canon,
 	})
 	rec.Approval = approvalRecord(ad)
+	rec.Verdict = &ports.AuditVerdict{Decision: rec.Approval.Decision, By: ad.By, Layer: ports.LayerApproval, Rule: ad.Rule}
 	if err != nil {
 		return refused(ad.Reason), Verdict{Denied: true, By: ad.By, Err: err}
 	}
@@ -161,6 +168,7 @@ func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exe
 		return refused(ad.Reason), Verdict{Denied: true, By: ad.By}
 	}
 	if err := g.started(ctx, *rec); err != nil {
+		rec.Verdict = deny(ports.ByGate, "L3 audit", "no call runs unaudited")
 		return refused("not run: its audit record could not be written"), Verdict{Denied: true, By: ports.ByGate, Err: err}
 	}
 	start := g.d.Clock.Now()
@@ -172,7 +180,8 @@ func (g *Gate) run(ctx context.Context, c Call, rec *ports.AuditRecord, exec Exe
 	if r := res.Refusal; r != nil {
 		rec.Sandbox = &ports.AuditSandbox{Decision: ports.DecisionDeny, Rule: r.Rule, Layer: r.Layer,
 			Reason: res.Error, Backend: rec.Sandbox.Backend, Applied: rec.Sandbox.Applied}
-		return res, Verdict{Denied: true, By: ports.ByPolicy}
+		rec.Verdict = deny(ports.ByTool, r.Layer, r.Rule)
+		return res, Verdict{Denied: true, By: ports.ByTool}
 	}
 	return res, Verdict{By: ad.By, TimedOut: timedOut}
 }
@@ -188,19 +197,36 @@ func (g *Gate) started(ctx context.Context, rec ports.AuditRecord) error {
 	return nil
 }
 
-// Refuse audits a call refused before the governed path could run it (an unknown name,
-// arguments that do not match the schema, nesting too deep): the call gate's refusals.
-func (g *Gate) Refuse(ctx context.Context, c Call, reason string) error {
+var _ ports.CallRefuser = (*Gate)(nil)
+
+// Refuse audits a call refused before the governed path could run it: an unknown name, a
+// tool outside the step's tools, arguments that are not an object or do not match the
+// schema, nesting too deep. These are the call gate's refusals, recorded under rule.
+func (g *Gate) Refuse(ctx context.Context, req ports.ToolRequest, rule, reason string) error {
+	return g.refuse(ctx, Call{RunID: req.RunID, Step: req.Step, CallID: req.CallID, Name: req.Name, Args: req.Args},
+		ports.LayerGate, rule, reason)
+}
+
+// refuse writes the denial record of a call refused by layer under rule before it ran.
+func (g *Gate) refuse(ctx context.Context, c Call, layer, rule, reason string) error {
+	v := deny(ports.ByGate, layer, rule)
+	v.Reason = reason
 	rec := ports.AuditRecord{
 		Time: g.d.Clock.Now(), RunID: c.RunID, Step: c.Step, CallID: c.CallID, Tool: c.Name,
 		Depth: c.Depth, Arguments: c.Args, Secrets: g.d.Secrets, Outcome: ports.OutcomeDenied, Error: reason,
 		Approval: &ports.AuditApproval{Decision: ports.DecisionDeny, By: ports.ByGate, Rule: "call gate"},
+		Verdict:  v,
 	}
 	if err := g.d.Audit.Record(context.WithoutCancel(ctx), rec); err != nil {
 		g.d.Log.Error("audit record not written", "tool", c.Name, "call_id", c.CallID, "error", err)
 		return fault.Wrap(fault.System, fmt.Errorf("audit log: %w (no call runs unaudited)", err))
 	}
 	return nil
+}
+
+// deny is the verdict of a denial by whom, at layer, under rule; Run adds the reason.
+func deny(by, layer, rule string) *ports.AuditVerdict {
+	return &ports.AuditVerdict{Decision: ports.DecisionDeny, By: by, Layer: layer, Rule: rule}
 }
 
 func refused(msg string) tool.Result {

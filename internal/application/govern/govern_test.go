@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,7 @@ func TestAllowedCall(t *testing.T) {
 		Arguments: map[string]any{"path": "src/a.go"}, Meta: `read_file {"path":"src/a.go"}`,
 		Approval: &ports.AuditApproval{Decision: "allow", By: "auto", Rule: "default: read-only tool"},
 		Sandbox:  &ports.AuditSandbox{Decision: "allow", Rule: "sandbox.paths.read[0]", Layer: "L1", Backend: "landlock", Applied: map[string]string{"landlock_abi": "7"}},
+		Verdict:  &ports.AuditVerdict{Decision: "allow", By: "auto", Layer: "approval", Rule: "default: read-only tool"},
 		Outcome:  "started",
 	}
 	done := started
@@ -63,30 +65,41 @@ func TestDenials(t *testing.T) {
 		message  string
 		approval *ports.AuditApproval
 		sandbox  string // sandbox decision in the record, "" for none
+		verdict  ports.AuditVerdict
 	}{
 		{
 			name: "policy", opts: options{policy: denyDotDot}, tool: "read_file", args: map[string]any{"path": "../x"},
 			by: "policy", message: `denied by policy: path "../x" is outside the workspace`, sandbox: "deny",
+			verdict: ports.AuditVerdict{Decision: "deny", By: "policy", Layer: "L1", Rule: "sandbox.paths.read"},
 		},
 		{
 			name: "user", opts: options{approval: approval.Config{Approver: userSaysNo}}, tool: "shell", args: map[string]any{"command": "rm -rf build"},
 			by: "user", message: "denied by the user", approval: &ports.AuditApproval{Decision: "deny", By: "user", Answer: "no"}, sandbox: "allow",
+			verdict: ports.AuditVerdict{Decision: "deny", By: "user", Layer: "approval"},
 		},
 		{
 			name: "no terminal", tool: "shell", args: map[string]any{"command": "make"},
 			by: "non_interactive", message: "denied: approval required and no terminal (run with --yes or --approve auto)",
 			approval: &ports.AuditApproval{Decision: "deny", By: "non_interactive", Rule: "--non-interactive=deny"}, sandbox: "allow",
+			verdict: ports.AuditVerdict{Decision: "deny", By: "non_interactive", Layer: "approval", Rule: "--non-interactive=deny"},
 		},
 		{
 			name: "approval deny mode", opts: options{approval: approval.Config{Tools: []workflow.ToolSpec{{Name: "shell", Approval: "deny"}}}},
 			tool: "shell", args: map[string]any{"command": "ls"},
 			by: "policy", message: `denied: tool "shell" may not be called in this workflow (tools.shell.approval: deny)`,
 			approval: &ports.AuditApproval{Decision: "deny", By: "policy", Rule: "tools.shell.approval"}, sandbox: "allow",
+			verdict: ports.AuditVerdict{Decision: "deny", By: "policy", Layer: "approval", Rule: "tools.shell.approval"},
 		},
 		{
 			name: "gate size", opts: options{limits: govern.Limits{MaxArgBytes: 100}}, tool: "shell", args: map[string]any{"command": strings.Repeat("x", 200)},
 			by: "gate", message: "denied by the call gate: arguments are about",
 			approval: &ports.AuditApproval{Decision: "deny", By: "gate", Rule: "call gate"},
+			verdict:  ports.AuditVerdict{Decision: "deny", By: "gate", Layer: "L0 gate", Rule: "max_arg_bytes"},
+		},
+		{
+			name: "tool refusal", tool: "read_file", args: map[string]any{"path": "refuse"},
+			by: "tool", message: "read_file: outside", sandbox: "deny",
+			verdict: ports.AuditVerdict{Decision: "deny", By: "tool", Layer: "L1 os.Root", Rule: "sandbox.paths.read"},
 		},
 	}
 	for _, tc := range tests {
@@ -95,7 +108,12 @@ func TestDenials(t *testing.T) {
 			sh := shell()
 			sh.fn = func(context.Context, tool.Invocation) tool.Result { ran = true; return tool.OK("") }
 			rf := readFile()
-			rf.fn = sh.fn
+			rf.fn = func(ctx context.Context, inv tool.Invocation) tool.Result {
+				if inv.Args["path"] == "refuse" { // a layer inside the tool refuses: it did nothing
+					return tool.Refused("L1 os.Root", "sandbox.paths.read", "read_file: outside")
+				}
+				return sh.fn(ctx, inv)
+			}
 			s := newSetup(t, tc.opts, sh, rf)
 			res, err := s.tools.Invoke(t.Context(), req(tc.tool, tc.args))
 			if err != nil {
@@ -107,9 +125,9 @@ func TestDenials(t *testing.T) {
 			if res.Succeeded() || !res.Denied || res.Approval != tc.by || !strings.HasPrefix(res.Error, tc.message) {
 				t.Errorf("result = %+v, want denied by %s: %q", res, tc.by, tc.message)
 			}
-			recs := s.audit.Records()
+			recs := slices.DeleteFunc(s.audit.Records(), func(r ports.AuditRecord) bool { return r.Outcome == ports.OutcomeStarted })
 			if len(recs) != 1 {
-				t.Fatalf("%d audit records, want 1", len(recs))
+				t.Fatalf("%d audit records, want 1 (besides a started record)", len(recs))
 			}
 			r := recs[0]
 			if r.Outcome != ports.OutcomeDenied || r.Error != res.Error {
@@ -126,6 +144,10 @@ func TestDenials(t *testing.T) {
 			}
 			if got != tc.sandbox {
 				t.Errorf("record sandbox decision = %q, want %q", got, tc.sandbox)
+			}
+			tc.verdict.Reason = res.Error
+			if diff := cmp.Diff(&tc.verdict, r.Verdict); diff != "" {
+				t.Errorf("record verdict (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -185,10 +207,11 @@ func TestGateRefusalsBeforeTheStageAreAudited(t *testing.T) {
 		req  ports.ToolRequest
 		kind fault.Kind
 		msg  string
+		rule string
 	}{
-		{"unknown tool", req("read_fil", map[string]any{"path": "a"}), fault.Invalid, "read_file"},
-		{"unknown argument", req("read_file", map[string]any{"path": "a", "mode": "x"}), fault.System, "invalid arguments"},
-		{"missing argument", req("read_file", map[string]any{}), fault.System, "invalid arguments"},
+		{"unknown tool", req("read_fil", map[string]any{"path": "a"}), fault.Invalid, "read_file", ports.RuleUnknownTool},
+		{"unknown argument", req("read_file", map[string]any{"path": "a", "mode": "x"}), fault.System, "invalid arguments", ports.RuleArgsSchema},
+		{"missing argument", req("read_file", map[string]any{}), fault.System, "invalid arguments", ports.RuleArgsSchema},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,6 +233,10 @@ func TestGateRefusalsBeforeTheStageAreAudited(t *testing.T) {
 			r := recs[len(recs)-1]
 			if r.Tool != tc.req.Name || r.Outcome != ports.OutcomeDenied || r.Approval.By != ports.ByGate || r.Error != res.Error {
 				t.Errorf("record = %+v", r)
+			}
+			want := &ports.AuditVerdict{Decision: "deny", By: "gate", Layer: "L0 gate", Rule: tc.rule, Reason: res.Error}
+			if diff := cmp.Diff(want, r.Verdict); diff != "" {
+				t.Errorf("record verdict (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,20 +1,24 @@
 package govern
 
-import "fmt"
+import (
+	"fmt"
 
-// checkSize returns why the call gate refuses the arguments, or "": their encoded size
-// (estimated without encoding: string lengths, numbers and punctuation) and nesting depth
-// must stay under the limits.
-func (g *Gate) checkSize(args map[string]any) string {
+	"github.com/awf-dev/awf/internal/domain/ports"
+)
+
+// checkSize returns the rule under which the call gate refuses the arguments and why, or "":
+// their encoded size (estimated without encoding: string lengths, numbers and punctuation) and
+// nesting depth must stay under the limits.
+func (g *Gate) checkSize(args map[string]any) (rule, msg string) {
 	lim := g.d.Limits
 	size, deep := measure(args, 0, lim.MaxArgDepth)
 	switch {
 	case deep:
-		return fmt.Sprintf("denied by the call gate: arguments nest deeper than %d levels", lim.MaxArgDepth)
+		return ports.RuleArgsDepth, fmt.Sprintf("denied by the call gate: arguments nest deeper than %d levels", lim.MaxArgDepth)
 	case size > lim.MaxArgBytes:
-		return fmt.Sprintf("denied by the call gate: arguments are about %d bytes, over the limit of %d; pass large content in smaller pieces", size, lim.MaxArgBytes)
+		return ports.RuleArgsSize, fmt.Sprintf("denied by the call gate: arguments are about %d bytes, over the limit of %d; pass large content in smaller pieces", size, lim.MaxArgBytes)
 	}
-	return ""
+	return "", ""
 }
 
 // measure estimates v's JSON size and reports whether it nests deeper than max.

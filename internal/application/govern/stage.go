@@ -70,9 +70,18 @@ func (i *invoker) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Resul
 	if reason == "" && err != nil {
 		reason = err.Error()
 	}
-	if aerr := i.g.Refuse(ctx, Call{RunID: req.RunID, Step: req.Step, CallID: req.CallID, Name: req.Name, Args: req.Args}, reason); aerr != nil {
+	layer, rule := ports.LayerGate, ports.RuleArgsSchema
+	if r := res.Refusal; r != nil {
+		layer, rule = r.Layer, r.Rule
+	}
+	if aerr := i.g.refuse(ctx, Call{RunID: req.RunID, Step: req.Step, CallID: req.CallID, Name: req.Name, Args: req.Args}, layer, rule, reason); aerr != nil {
 		err = errors.Join(err, aerr)
 	}
 	res.Denied, res.Approval = true, ports.ByGate
 	return res, err
+}
+
+// Refuse audits a call refused before it reached the invoker (ports.CallRefuser).
+func (i *invoker) Refuse(ctx context.Context, req ports.ToolRequest, rule, reason string) error {
+	return i.g.Refuse(ctx, req, rule, reason)
 }

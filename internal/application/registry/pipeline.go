@@ -85,7 +85,7 @@ func (r *Registry) resolveStage(next Handler) Handler {
 		e, err := r.resolve(c.Request.Name, c.skip)
 		if err != nil {
 			c.Status, c.Err = tool.OutcomeNotFound, err
-			return tool.Errorf(err.Error())
+			return gateRefusal(c, ports.RuleUnknownTool, err.Error())
 		}
 		c.entry, c.Tool, c.Entry = e, e.Tool, e.Entry
 		return next(ctx, c)
@@ -121,7 +121,7 @@ func (r *Registry) validateArgs(next Handler) Handler {
 		}
 		if len(errs) > 0 {
 			c.Status, c.Errors = tool.OutcomeValidationError, errs
-			return tool.Errorf(fmt.Sprintf("invalid arguments for tool %q: %s", c.Request.Name, tool.FieldErrors(errs)))
+			return gateRefusal(c, ports.RuleArgsSchema, fmt.Sprintf("invalid arguments for tool %q: %s", c.Request.Name, tool.FieldErrors(errs)))
 		}
 		c.Request.Args = canonicalIntegers(c.Request.Args, c.entry.propTypes)
 		return next(ctx, c)
@@ -200,4 +200,14 @@ func (r *Registry) execute(ctx context.Context, c *Call) (res tool.Result) {
 		}
 	}
 	return res
+}
+
+// gateRefusal is the result of a call the gate refuses under rule: a refusal (tool.Refused)
+// for a call from a step or a model, which the governed path audits as a denial; inside a
+// meta-tool or chain, an error of the step that made it, as a misconfigured step fails.
+func gateRefusal(c *Call, rule, msg string) tool.Result {
+	if c.Depth > 0 {
+		return tool.Errorf(msg)
+	}
+	return tool.Refused(ports.LayerGate, rule, msg)
 }

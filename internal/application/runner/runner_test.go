@@ -102,8 +102,11 @@ func TestShellStep(t *testing.T) {
 				}
 			}
 			got := *run.States["a"]
-			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(state.StepState{}, "StartedAt", "FinishedAt", "DurationMs", "Attempts")); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(state.StepState{}, "StartedAt", "FinishedAt", "DurationMs", "Attempts", "Command")); diff != "" {
 				t.Errorf("state of a (-want +got):\n%s", diff)
+			}
+			if want := [][]string{{"build"}}; tc.err == nil && !cmp.Equal(got.Command, want) {
+				t.Errorf("command of a = %q, want %q (what ran, recorded)", got.Command, want)
 			}
 			if got.StartedAt == nil || got.FinishedAt == nil || got.DurationMs <= 0 || got.Attempts != 1 {
 				t.Errorf("times, attempts = %v, %v, %dms, %d; want set, 1 attempt", got.StartedAt, got.FinishedAt, got.DurationMs, got.Attempts)

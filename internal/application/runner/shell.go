@@ -50,7 +50,7 @@ func (e *execution) shell(ctx context.Context, sr *stepRun) (StepOutcome, error)
 		e.emit(ports.Event{Kind: ports.Warning, Step: sr.step.Name, Message: "output truncated at the output limit"})
 	}
 	code := res.ExitCode
-	out := StepOutcome{Output: trimNewline(res.Stdout), ExitCode: &code}
+	out := StepOutcome{Output: trimNewline(res.Stdout), ExitCode: &code, Command: cmd.Argv}
 	if code != 0 {
 		out.Stderr = tail(res.Stderr, stderrCap)
 		msg := fmt.Sprintf("exit status %d", code)

@@ -23,7 +23,8 @@ type StepOutcome struct {
 	// Output when it is JSON.
 	Response     any
 	ExitCode     *int
-	Stderr       string // kept in the state only when the step fails
+	Command      [][]string // what a shell step ran (ports.BoundCommand.Argv)
+	Stderr       string     // kept in the state only when the step fails
 	Tokens       *state.Tokens
 	Conversation *state.Conversation
 	// Turns are an agent step's model replies, those of earlier attempts included.
@@ -233,6 +234,7 @@ func record(s *state.StepState, out StepOutcome) {
 	s.Output = out.Output
 	s.Response = out.Response
 	s.ExitCode = out.ExitCode
+	s.Command = out.Command
 	if out.Tokens != nil {
 		s.Tokens = out.Tokens
 	}

@@ -49,11 +49,11 @@ func (e *execution) tool(ctx context.Context, sr *stepRun) (StepOutcome, error) 
 	case res.Denied:
 		// Refused by the policy, approval or a layer inside the tool: the run ends denied
 		// (exit 5), not as a failed step that a retry could mend.
-		return StepOutcome{Output: res.Output}, fault.New(fault.Denied, "tool %q: %s", ts.Tool, res.Error)
+		return StepOutcome{Output: trimNewline(res.Output)}, fault.New(fault.Denied, "tool %q: %s", ts.Tool, res.Error)
 	case !res.Succeeded():
-		return StepOutcome{Output: res.Output}, fault.New(fault.Execution, "tool %q: %s", ts.Tool, res.Error)
+		return StepOutcome{Output: trimNewline(res.Output), ExitCode: res.ExitCode}, fault.New(fault.Execution, "tool %q: %s", ts.Tool, res.Error)
 	}
-	return StepOutcome{Output: res.Output, Response: res.Data}, nil
+	return StepOutcome{Output: trimNewline(res.Output), ExitCode: res.ExitCode, Response: res.Data}, nil
 }
 
 // call invokes one tool and records the call in the step's state at its start and end.
@@ -78,6 +78,9 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 		if idx >= 0 && idx < len(s.ToolCalls) {
 			s.ToolCalls[idx].Result = &result
 			s.ToolCalls[idx].InFlight = false
+			if res.Args != nil { // as the tool got them: coerced to the schema's types
+				s.ToolCalls[idx].Arguments = res.Args
+			}
 		}
 		if s.ToolStats == nil {
 			s.ToolStats = &state.ToolStats{}

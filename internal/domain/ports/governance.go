@@ -24,7 +24,26 @@ const (
 	ByNonInteractive = "non_interactive" // approval was needed and nobody could be asked
 	ByTimeout        = "timeout"         // the person did not answer in time
 	ByFlag           = "flag"            // --approve or --yes on the command line
-	ByGate           = "gate"            // the call gate: arguments too large or too deep
+	ByGate           = "gate"            // the call gate: unknown tool, bad or oversized arguments
+	ByTool           = "tool"            // a layer inside the tool (tool.Refused): path, host, command, size
+)
+
+// LayerGate and LayerApproval are the layers of the audit verdict for the call gate's and the
+// approval flow's decisions; the sandbox policy and the tools name their own layers.
+const (
+	LayerGate     = "L0 gate"
+	LayerApproval = "approval"
+)
+
+// Rules of the call gate's refusals, as the audit verdict names them.
+const (
+	RuleUnknownTool = "tool name"        // no tool has that name
+	RuleStepTools   = "step tools"       // a tool outside the agent step's tools
+	RuleArgsObject  = "arguments object" // arguments that are not a JSON object
+	RuleArgsSchema  = "arguments schema" // arguments that do not match the tool's schema
+	RuleArgsSize    = "max_arg_bytes"    // arguments too large
+	RuleArgsDepth   = "max_arg_depth"    // arguments nested too deep
+	RuleNesting     = "meta-tool depth"  // meta-tools nested too deep
 )
 
 // ErrNoApprover is returned by an Approver that has nobody to ask (no terminal, or prompts
@@ -190,18 +209,56 @@ type AuditRecord struct {
 	// Approval is nil when the call was refused before approval was asked.
 	Approval *AuditApproval `json:"approval,omitempty"`
 	// Sandbox is nil when the call was refused before the policy was checked.
-	Sandbox    *AuditSandbox `json:"sandbox,omitempty"`
-	Outcome    string        `json:"outcome"`
-	Error      string        `json:"error,omitempty"`
-	DurationMs int64         `json:"duration_ms"`
-	OutputSize int           `json:"output_size"`
-	Truncated  bool          `json:"truncated,omitempty"`
+	Sandbox *AuditSandbox `json:"sandbox,omitempty"`
+	// Verdict is the decision on the call in one shape, whoever made it: for a denial, the
+	// layer and the rule that refused it and why. Approval and Sandbox keep the detail of
+	// each stage.
+	Verdict *AuditVerdict `json:"verdict,omitempty"`
+	// Command is the argv a command tool ran, after binding its arguments (a custom command
+	// template's rendered command), so that a reviewer sees what ran.
+	Command [][]string `json:"command,omitempty"`
+	// Changes are the files the call changed (write_file): digests before and after, and a
+	// unified diff for text files within the limit.
+	Changes    []state.FileChange `json:"changes,omitempty"`
+	Outcome    string             `json:"outcome"`
+	Error      string             `json:"error,omitempty"`
+	DurationMs int64              `json:"duration_ms"`
+	OutputSize int                `json:"output_size"`
+	Truncated  bool               `json:"truncated,omitempty"`
 	// Recovery is set on the record resume writes for a call a crash cut off: what was
 	// decided (state.Recovery*), by whom and why.
 	Recovery *state.Recovery `json:"recovery,omitempty"`
 	// Secrets are values to mask wherever they appear in the record (the values of the
 	// environment variables the policy marks secret). They are never written.
 	Secrets []string `json:"-"`
+}
+
+// AuditVerdict is the one shape of every decision on a call: allow or deny, who decided (a
+// By* value), the layer (L0 gate, L1 ..., approval) and the rule, and for a denial the
+// reason given to the model.
+type AuditVerdict struct {
+	Decision string `json:"decision"`
+	By       string `json:"by,omitempty"`
+	Layer    string `json:"layer,omitempty"`
+	Rule     string `json:"rule,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// CallRefuser audits a call refused before it could reach the tool invoker: a tool name the
+// step does not have (unknown, outside the step's tools, a near miss) or arguments that are
+// not a JSON object. Its audit record is a denial by the call gate under rule (one of the
+// Rule* values) with the arguments as sent (state.RawArgsKey for non-objects), masked. An
+// error means the record was not written (kind fault.System). Safe for concurrent use.
+type CallRefuser interface {
+	Refuse(ctx context.Context, req ToolRequest, rule, reason string) error
+}
+
+// CallRefuserFunc adapts a function to CallRefuser.
+type CallRefuserFunc func(ctx context.Context, req ToolRequest, rule, reason string) error
+
+// Refuse calls f.
+func (f CallRefuserFunc) Refuse(ctx context.Context, req ToolRequest, rule, reason string) error {
+	return f(ctx, req, rule, reason)
 }
 
 // AuditApproval is the approval part of an audit record.

@@ -149,6 +149,9 @@ type Scope map[string]any
 type BoundCommand struct {
 	Script string
 	Vars   map[string]string
+	// Argv is what a reviewer reads of the command: the words of each simple command with
+	// the bound values in place (a word that is not static is its source text, $HOME say).
+	Argv [][]string
 }
 
 // Templater evaluates `{{ expr }}` templates and bare expressions. Compiled forms are cached,
@@ -170,7 +173,10 @@ type Templater interface {
 type ProcessRequest struct {
 	Script string
 	Vars   map[string]string // bound literally; any size
-	Dir    string
+	// Argv is the bound command as a reviewer reads it (BoundCommand.Argv), for records;
+	// runners ignore it.
+	Argv [][]string
+	Dir  string
 	// BaseEnv is the environment the script starts from ("K=V" entries); nil means a
 	// minimal one (PATH, HOME, LANG, TMPDIR). Env is added on top.
 	BaseEnv     []string

@@ -175,12 +175,14 @@ func (r *RunState) Step(name string) *StepState {
 // StepState is one step's record. Output holds the step's output; when it is large the store
 // moves it beside the state file and sets OutputFile instead.
 type StepState struct {
-	Status       Status           `yaml:"status" json:"status"`
-	Output       string           `yaml:"output,omitempty" json:"output,omitempty"`
-	OutputFile   string           `yaml:"output_file,omitempty" json:"output_file,omitempty"`
-	OutputSize   int64            `yaml:"output_size,omitempty" json:"output_size,omitempty"`
-	Response     any              `yaml:"response,omitempty" json:"response,omitempty"`
-	ExitCode     *int             `yaml:"exit_code,omitempty" json:"exit_code,omitempty"`
+	Status     Status `yaml:"status" json:"status"`
+	Output     string `yaml:"output,omitempty" json:"output,omitempty"`
+	OutputFile string `yaml:"output_file,omitempty" json:"output_file,omitempty"`
+	OutputSize int64  `yaml:"output_size,omitempty" json:"output_size,omitempty"`
+	Response   any    `yaml:"response,omitempty" json:"response,omitempty"`
+	ExitCode   *int   `yaml:"exit_code,omitempty" json:"exit_code,omitempty"`
+	// Command is what a shell step ran: the words of each simple command, values bound.
+	Command      [][]string       `yaml:"command,omitempty" json:"command,omitempty"`
 	Stderr       string           `yaml:"stderr,omitempty" json:"stderr,omitempty"`
 	Error        string           `yaml:"error,omitempty" json:"error,omitempty"`
 	Attempts     int              `yaml:"attempts,omitempty" json:"attempts,omitempty"`
@@ -261,8 +263,27 @@ type ToolCallResult struct {
 	DurationMs int64  `yaml:"duration_ms" json:"duration_ms"`
 	Approval   string `yaml:"approval,omitempty" json:"approval,omitempty"`
 	Denied     bool   `yaml:"denied,omitempty" json:"denied,omitempty"`
-	Truncated  bool   `yaml:"truncated,omitempty" json:"truncated,omitempty"`
-	Cached     bool   `yaml:"cached,omitempty" json:"cached,omitempty"`
+	// Layer and Rule say, for a denial, which layer refused the call and under which rule
+	// (as the audit record's verdict does).
+	Layer     string `yaml:"layer,omitempty" json:"layer,omitempty"`
+	Rule      string `yaml:"rule,omitempty" json:"rule,omitempty"`
+	Truncated bool   `yaml:"truncated,omitempty" json:"truncated,omitempty"`
+	Cached    bool   `yaml:"cached,omitempty" json:"cached,omitempty"`
+	// Command is the argv of each command a command tool ran, after binding its arguments.
+	Command [][]string `yaml:"command,omitempty" json:"command,omitempty"`
+	// Changes are the files the call changed (write_file), with digests and a diff.
+	Changes []FileChange `yaml:"changes,omitempty" json:"changes,omitempty"`
+}
+
+// FileChange is one file a tool call changed: its SHA-256 digests before and after ("" for
+// a file that did not exist) and, for a text file within the diff limit, a unified diff;
+// DiffOmitted says why a diff is missing.
+type FileChange struct {
+	Path        string `yaml:"path" json:"path"`
+	Before      string `yaml:"before,omitempty" json:"before,omitempty"`
+	After       string `yaml:"after" json:"after"`
+	Diff        string `yaml:"diff,omitempty" json:"diff,omitempty"`
+	DiffOmitted string `yaml:"diff_omitted,omitempty" json:"diff_omitted,omitempty"`
 }
 
 // ToolStats sums a step's tool calls.
@@ -352,4 +373,17 @@ type CallRef struct {
 	ID        string `yaml:"id" json:"id"`
 	Name      string `yaml:"name" json:"name"`
 	Arguments string `yaml:"arguments" json:"arguments"` // JSON object text
+}
+
+// Equal reports whether r and o record the same result, field by field (the state store
+// compares records at every save, so without reflection).
+func (r *ToolCallResult) Equal(o *ToolCallResult) bool {
+	if r == nil || o == nil {
+		return r == o
+	}
+	return r.Success == o.Success && r.Output == o.Output && r.OutputFile == o.OutputFile &&
+		r.OutputSize == o.OutputSize && r.Error == o.Error && r.DurationMs == o.DurationMs &&
+		r.Approval == o.Approval && r.Denied == o.Denied && r.Layer == o.Layer && r.Rule == o.Rule &&
+		r.Truncated == o.Truncated && r.Cached == o.Cached &&
+		slices.EqualFunc(r.Command, o.Command, slices.Equal) && slices.Equal(r.Changes, o.Changes)
 }

@@ -22,6 +22,11 @@ func (r Result) Record(err error, took time.Duration) state.ToolCallResult {
 		Denied:     r.Denied,
 		Truncated:  r.Truncated,
 		Cached:     r.Cached,
+		Command:    r.Command,
+		Changes:    r.Changes,
+	}
+	if r.Refusal != nil {
+		rec.Layer, rec.Rule = r.Refusal.Layer, r.Refusal.Rule
 	}
 	if err != nil {
 		rec.Error = err.Error()

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/awf-dev/awf/internal/domain/state"
 )
 
 // Tool is the behaviour of a tool. Implementations must be safe for concurrent use: the agent
@@ -91,8 +93,11 @@ type Result struct {
 	Error     string
 	Data      any // structured result for the engine (StatusEffect), or parsed output
 	Truncated bool
-	Duration  time.Duration
-	Cached    bool
+	// ExitCode is the exit status of the process a command or shell tool ran; nil for tools
+	// that run none, or when the process could not be started.
+	ExitCode *int
+	Duration time.Duration
+	Cached   bool
 	// Approval says who let the call run or refused it (auto, user, rule, policy, quota,
 	// non_interactive, timeout, flag, gate: the ports.By* values); filled by the governed
 	// path, empty for a call that did not pass it.
@@ -103,6 +108,15 @@ type Result struct {
 	// Refusal is set when a layer inside the tool refused the call (see Refused); the governed
 	// path then records a denial with its layer and rule.
 	Refusal *Refusal
+	// Command is the argv of each command a command tool ran, after binding its arguments,
+	// for the audit log and the state file; nil for other tools.
+	Command [][]string
+	// Changes are the files the call changed (write_file), for the audit log and the state.
+	Changes []state.FileChange
+	// Args are the arguments as the tool received them (after coercion to the schema's
+	// types), set by the governed path so that callers record what ran; nil when the call did
+	// not reach it.
+	Args map[string]any
 }
 
 // OK returns a successful result with output text.

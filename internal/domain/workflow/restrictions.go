@@ -58,7 +58,8 @@ func (v *validator) restrictions(field string, t ToolSpec) {
 // a tool when it runs.
 func (v *validator) container(field string, t ToolSpec) {
 	p, r := v.w.Sandbox, t.Restrictions
-	if p == nil || p.Backend != "container" {
+	runsProcesses := t.Command != "" || t.Use != "" || t.Builtin && slices.Contains(processBuiltins, t.Name)
+	if p == nil || p.Backend != "container" || !runsProcesses {
 		return
 	}
 	if r.Commands != nil {

@@ -33,22 +33,32 @@ type Filter struct {
 
 // Match reports whether rec is selected.
 func (f Filter) Match(rec ports.AuditRecord) bool {
-	return f.matchCall(rec) && (f.Outcome == "" || rec.Outcome == f.Outcome)
+	return f.matchCall(rec) && f.matchResult(rec)
 }
 
-// matchCall is Match without the outcome, which tells a call's started record from its
-// completion: both records of a call have the same time, run, tool and decision.
+// matchCall is Match without the outcome and the decision, which tell a call's started record
+// from its completion: both records of a call have the same time, run and tool.
 func (f Filter) matchCall(rec ports.AuditRecord) bool {
 	switch {
 	case f.RunID != "" && !strings.HasPrefix(rec.RunID, f.RunID):
 		return false
 	case f.Tool != "" && rec.Tool != f.Tool:
 		return false
+	case !f.Since.IsZero() && rec.Time.Before(f.Since):
+		return false
+	}
+	return true
+}
+
+// matchResult is the part of Match that a call's started and completion records can answer
+// differently: the outcome and the decision (a denial inside a tool follows a started record).
+func (f Filter) matchResult(rec ports.AuditRecord) bool {
+	switch {
+	case f.Outcome != "" && rec.Outcome != f.Outcome:
+		return false
 	case f.Decision == ports.DecisionDeny && !rec.Denied():
 		return false
 	case f.Decision == ports.DecisionAllow && rec.Denied():
-		return false
-	case !f.Since.IsZero() && rec.Time.Before(f.Since):
 		return false
 	}
 	return true
@@ -104,7 +114,7 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 			}
 		}
 		if !complete {
-			return selectOutcome(Fold(recs), f.Outcome), stats, nil
+			return selectResult(Fold(recs), f), stats, nil
 		}
 	}
 }
@@ -139,14 +149,14 @@ func Fold(recs []ports.AuditRecord) []ports.AuditRecord {
 	return out
 }
 
-// selectOutcome keeps the records with this outcome; "" keeps all.
-func selectOutcome(recs []ports.AuditRecord, outcome string) []ports.AuditRecord {
-	if outcome == "" {
+// selectResult keeps the records whose outcome and decision f selects.
+func selectResult(recs []ports.AuditRecord, f Filter) []ports.AuditRecord {
+	if f.Outcome == "" && f.Decision == "" {
 		return recs
 	}
 	out := recs[:0]
 	for _, r := range recs {
-		if r.Outcome == outcome {
+		if f.matchResult(r) {
 			out = append(out, r)
 		}
 	}

@@ -48,19 +48,23 @@ func TestFilter(t *testing.T) {
 		{Time: base, RunID: "a", Tool: "shell", Outcome: ports.OutcomeOK},
 		{Time: base.Add(time.Hour), RunID: "a", Tool: "read_file", Outcome: ports.OutcomeDenied},
 		{Time: base.Add(2 * time.Hour), RunID: "b", Tool: "shell", Outcome: ports.OutcomeTimeout},
+		// a call that a layer inside the tool refused: started, then denied
+		{Time: base.Add(3 * time.Hour), RunID: "c", CallID: "1", Tool: "write_file", Outcome: ports.OutcomeStarted},
+		{Time: base.Add(3 * time.Hour), RunID: "c", CallID: "1", Tool: "write_file", Outcome: ports.OutcomeDenied},
 	}
 	tests := []struct {
 		name string
 		f    Filter
 		want []string // call tools + run ids
 	}{
-		{"all", Filter{}, []string{"a/shell", "a/read_file", "b/shell"}},
+		{"all", Filter{}, []string{"a/shell", "a/read_file", "b/shell", "c/write_file"}},
 		{"run", Filter{RunID: "a"}, []string{"a/shell", "a/read_file"}},
 		{"tool", Filter{Tool: "shell"}, []string{"a/shell", "b/shell"}},
-		{"deny", Filter{Decision: "deny"}, []string{"a/read_file"}},
+		{"deny", Filter{Decision: "deny"}, []string{"a/read_file", "c/write_file"}},
 		{"allow", Filter{Decision: "allow"}, []string{"a/shell", "b/shell"}},
 		{"outcome", Filter{Outcome: "timeout"}, []string{"b/shell"}},
-		{"since", Filter{Since: base.Add(time.Hour)}, []string{"a/read_file", "b/shell"}},
+		{"since", Filter{Since: base.Add(time.Hour)}, []string{"a/read_file", "b/shell", "c/write_file"}},
+		{"denied inside the tool", Filter{Tool: "write_file", Decision: "allow"}, []string{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

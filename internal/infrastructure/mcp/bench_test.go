@@ -40,7 +40,7 @@ func BenchmarkRemoteCall(b *testing.B) {
 // to an invoker that answers at once: the server's own overhead per call.
 func BenchmarkServerCall(b *testing.B) {
 	inv := ports.ToolInvoker(testInvoker())
-	s, err := NewServer(ServerConfig{Tools: exposedTools, Invoker: inv, NewID: func() string { return "id" }})
+	s, err := NewServer(ServerConfig{Tools: exposedTools, Invoker: inv, Refuser: noRefusals, NewID: func() string { return "id" }})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func TestServerRecordsCalls(t *testing.T) {
 		return tool.Result{Status: tool.StatusError, Error: "denied by policy: no writes here", Denied: true, Approval: ports.ByPolicy}, nil
 	}
 	var n atomic.Int64
-	s, err := NewServer(ServerConfig{Tools: exposedTools, Invoker: inv, RunID: "r", Calls: log,
+	s, err := NewServer(ServerConfig{Tools: exposedTools, Invoker: inv, Refuser: noRefusals, RunID: "r", Calls: log,
 		NewID: func() string { return fmt.Sprintf("call-%d", n.Add(1)) }})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestServerRecordsCalls(t *testing.T) {
 		{ID: "call-4", Tool: "faulty", Arguments: map[string]any{},
 			Result: &state.ToolCallResult{Error: "approval needed and nobody to ask: " + ports.ErrAbortStep.Error(), Denied: true}},
 		{ID: "call-5", Tool: "read_file", Arguments: map[string]any{state.RawArgsKey: `["a.txt"]`},
-			Result: &state.ToolCallResult{Error: `tool "read_file": arguments must be a JSON object, got a list`}},
+			Result: &state.ToolCallResult{Error: `tool "read_file": arguments must be a JSON object, got a list`, Denied: true, Approval: ports.ByGate}},
 	}
 	got := readCallLog(t, path)
 	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(state.ToolCallResult{}, "DurationMs")); diff != "" {

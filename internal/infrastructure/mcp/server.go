@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
 // ServerConfig is what a Server needs. Tools, Invoker and NewID are required.
@@ -29,6 +31,9 @@ type ServerConfig struct {
 	// Invoker runs every call: the governed path (validation, policy, approval, audit),
 	// the same as for agent steps.
 	Invoker ports.ToolInvoker
+	// Refuser audits the calls refused before Invoker: a tool name the server does not
+	// serve, arguments that are not a JSON object.
+	Refuser ports.CallRefuser
 	// RunID identifies the serving process in audit records; quotas and "always" answers
 	// last as long as it.
 	RunID string
@@ -62,6 +67,9 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.NewID == nil {
 		missing = append(missing, "NewID")
 	}
+	if cfg.Refuser == nil {
+		missing = append(missing, "Refuser")
+	}
 	if len(missing) > 0 {
 		return nil, fault.New(fault.System, "mcp server: missing %s", strings.Join(missing, ", "))
 	}
@@ -80,7 +88,53 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	for _, info := range cfg.Tools {
 		s.srv.AddTool(exposed(info), s.handler(info.Schema.Name))
 	}
+	s.srv.AddReceivingMiddleware(s.auditUnknown)
 	return s, nil
+}
+
+// auditUnknown audits a call of a tool this server does not serve, which the MCP library
+// answers with an error before any handler runs.
+func (s *Server) auditUnknown(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		call, ok := req.(*sdk.CallToolRequest)
+		if !ok || method != "tools/call" || call.Params == nil || s.serves(call.Params.Name) {
+			return next(ctx, method, req)
+		}
+		name := call.Params.Name
+		args, err := tool.DecodeArgs(call.Params.Arguments)
+		if err != nil {
+			args = map[string]any{state.RawArgsKey: string(call.Params.Arguments)}
+		}
+		msg := fmt.Sprintf("unknown tool %q", name)
+		if hint := workflow.DidYouMean(name, s.names()); hint != "" {
+			msg += " (" + hint + ")"
+		}
+		s.refuse(ctx, ports.ToolRequest{RunID: s.cfg.RunID, Step: s.step(call), CallID: s.cfg.NewID(), Name: name, Args: args},
+			ports.RuleUnknownTool, msg)
+		return next(ctx, method, req)
+	}
+}
+
+// serves reports whether the server has a tool of this exact name.
+func (s *Server) serves(name string) bool {
+	return slices.Contains(s.names(), name)
+}
+
+// names lists the served tools' names.
+func (s *Server) names() []string {
+	names := make([]string, len(s.cfg.Tools))
+	for i, info := range s.cfg.Tools {
+		names[i] = info.Schema.Name
+	}
+	return names
+}
+
+// refuse audits a call refused before the invoker; a record that cannot be written is
+// logged (the call did nothing).
+func (s *Server) refuse(ctx context.Context, req ports.ToolRequest, rule, why string) {
+	if err := s.cfg.Refuser.Refuse(ctx, req, rule, why); err != nil {
+		s.cfg.Log.Error("audit record not written", "tool", req.Name, "call_id", req.CallID, "error", err)
+	}
 }
 
 // exposed describes a tool to MCP clients.
@@ -165,7 +219,13 @@ func (s *Server) call(ctx context.Context, name, callID string, req *sdk.CallToo
 	}
 	args, derr := tool.DecodeArgs(raw)
 	if derr != nil {
-		return map[string]any{state.RawArgsKey: string(raw)}, tool.Errorf(fmt.Sprintf("tool %q: %v", name, derr)), nil
+		args = map[string]any{state.RawArgsKey: string(raw)}
+		msg := fmt.Sprintf("tool %q: %v", name, derr)
+		s.refuse(ctx, ports.ToolRequest{RunID: s.cfg.RunID, Step: s.step(req), CallID: callID, Name: name, Args: args},
+			ports.RuleArgsObject, msg)
+		res := tool.Errorf(msg)
+		res.Denied, res.Approval = true, ports.ByGate
+		return args, res, nil
 	}
 	r, err = s.cfg.Invoker.Invoke(ctx, ports.ToolRequest{
 		RunID: s.cfg.RunID, Step: s.step(req), CallID: callID, Name: name, Args: args, Scope: s.cfg.Scope,

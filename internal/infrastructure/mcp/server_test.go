@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/ports/portstest"
+	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -49,7 +51,7 @@ func testInvoker() *portstest.ToolSet {
 func newTestServer(t *testing.T, inv ports.ToolInvoker) *Server {
 	t.Helper()
 	var n atomic.Int64
-	s, err := NewServer(ServerConfig{Tools: exposedTools, Invoker: inv, RunID: "mcp-run",
+	s, err := NewServer(ServerConfig{Tools: exposedTools, Invoker: inv, Refuser: noRefusals, RunID: "mcp-run",
 		NewID: func() string { return fmt.Sprintf("call-%d", n.Add(1)) },
 		Scope: ports.Scope{"inputs": map[string]any{"x": 1}}})
 	if err != nil {
@@ -198,7 +200,55 @@ func TestServerOverHTTP(t *testing.T) {
 
 func TestNewServerNeedsItsDependencies(t *testing.T) {
 	_, err := NewServer(ServerConfig{})
-	if fault.KindOf(err) != fault.System || !strings.Contains(err.Error(), "Invoker, NewID") {
+	if fault.KindOf(err) != fault.System || !strings.Contains(err.Error(), "Invoker, NewID, Refuser") {
 		t.Errorf("NewServer({}) = %v, want a system error naming Invoker and NewID", err)
+	}
+}
+
+// noRefusals is a refuser for servers whose tests do not look at refusals.
+var noRefusals = ports.CallRefuserFunc(func(context.Context, ports.ToolRequest, string, string) error { return nil })
+
+// TestRefusedCallsAreAudited: a call of a tool the server does not serve (which the MCP
+// library answers itself) and a call whose arguments are not an object never reach the
+// invoker, and each is audited once through the refuser with the arguments as sent.
+func TestRefusedCallsAreAudited(t *testing.T) {
+	type refusal struct {
+		Tool, Rule string
+		Args       map[string]any
+	}
+	var (
+		mu  sync.Mutex
+		got []refusal
+	)
+	refuser := ports.CallRefuserFunc(func(_ context.Context, req ports.ToolRequest, rule, _ string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, refusal{req.Name, rule, req.Args})
+		return nil
+	})
+	inv := testInvoker()
+	s, err := NewServer(ServerConfig{Tools: exposedTools, Invoker: inv, Refuser: refuser, RunID: "r",
+		NewID: func() string { return "id" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := serveStdio(t, s)
+	if _, err := sess.CallTool(t.Context(), &sdk.CallToolParams{Name: "READ_FILE", Arguments: map[string]any{"path": "x"}}); err == nil {
+		t.Error("a call of an unserved tool succeeded")
+	}
+	if res := call(t, sess, "read_file", []string{"a.txt"}); !res.IsError {
+		t.Error("a call with array arguments succeeded")
+	}
+	want := []refusal{
+		{"READ_FILE", ports.RuleUnknownTool, map[string]any{"path": "x"}},
+		{"read_file", ports.RuleArgsObject, map[string]any{state.RawArgsKey: `["a.txt"]`}},
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audited refusals (-want +got):\n%s", diff)
+	}
+	if n := len(inv.Requests()); n != 0 {
+		t.Errorf("invoker called %d times, want 0", n)
 	}
 }

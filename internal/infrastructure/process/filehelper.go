@@ -183,6 +183,8 @@ func DecodeStatus(data []byte) (HelperStatus, error) {
 	switch {
 	case st.limit != "":
 		st.err = limitError(st.limit, 0, 0)
+	case crashLimit(st.crash) != "":
+		st.err = limitError(crashLimit(st.crash), 0, 0)
 	case st.crash != "":
 		st.err = crashError(st.crash)
 	}

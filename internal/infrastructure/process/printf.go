@@ -39,8 +39,13 @@ func printfHandlers(file *syntax.File) []interp.RunnerOption {
 	return []interp.RunnerOption{interp.CallHandler(printfCall)}
 }
 
-// printfCall renames a printf call that streamPrintf can serve.
+// printfCall renames a printf call that streamPrintf can serve. It also drops the "--" that
+// ends printf's options, as bash's printf does and as awf validate advises before a bound
+// value; the interpreter's builtin would print it.
 func printfCall(_ context.Context, args []string) ([]string, error) {
+	if len(args) >= 2 && args[0] == "printf" && args[1] == "--" {
+		args = append([]string{"printf"}, args[2:]...)
+	}
 	if len(args) >= 2 && args[0] == "printf" && streamable(args[1]) {
 		renamed := append([]string{printfCommand}, args[1:]...)
 		return renamed, nil

@@ -148,3 +148,18 @@ func builtinPrintf(t *testing.T, format string, args []string) string {
 		}
 	}
 }
+
+// printf -- FORMAT ... prints what bash prints: "--" ends the options and is not output, for a
+// format the stream serves and for one the builtin formats.
+func TestPrintfDoubleDashEndsOptions(t *testing.T) {
+	for script, want := range map[string]string{
+		`printf -- '%s-%s' a b`:   "a-b",
+		`printf -- '%d|%x' 3 255`: "3|ff",
+		`printf -- '-%s' x`:       "-x",
+		`printf '%s' --`:          "--",
+	} {
+		if got := runLocal(t, script, nil); got.Stdout != want || got.ExitCode != 0 {
+			t.Errorf("%s: stdout %q (exit %d), want %q", script, got.Stdout, got.ExitCode, want)
+		}
+	}
+}

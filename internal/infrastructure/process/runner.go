@@ -200,6 +200,14 @@ func (r *Runner) helperError(data []byte, res ports.ProcessResult, sb *sandboxLa
 	if err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("process helper status: %w", err))
 	}
+	// The Go runtime exits 2 on a fatal error or panic; text on the pipe from a helper that
+	// exited otherwise is not a crash report.
+	if st.crash != "" && res.ExitCode != 2 {
+		st.crash = ""
+	}
+	if st.limit == "" && st.crash != "" {
+		st.limit = crashLimit(st.crash)
+	}
 	if st.limit == "" && res.ExitCode != 0 {
 		st.limit = sb.limitReached()
 	}

@@ -324,7 +324,7 @@ func failureRecord(err error) []byte {
 type helperStatus struct {
 	ready bool
 	err   error // from an 'F' record, with its fault kind
-	// limit is the resource of an 'L' record, or the one a crash report shows reached.
+	// limit is the resource of an 'L' record.
 	limit string
 	// crash is the head of the Go runtime's crash report, if the helper crashed.
 	crash string
@@ -340,9 +340,6 @@ func parseStatus(data []byte) (helperStatus, error) {
 		if tag != statusReady && tag != statusFailed && tag != statusLimit || k <= 0 || n > uint64(len(data)-1-k) ||
 			tag == statusReady && n != 0 {
 			st.crash = string(data)
-			if st.limit == "" {
-				st.limit = crashLimit(st.crash)
-			}
 			return st, nil
 		}
 		payload := data[1+k : 1+k+int(n)]

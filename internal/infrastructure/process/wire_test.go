@@ -188,9 +188,9 @@ func TestParseStatusCrash(t *testing.T) {
 		{"unknown record", []byte("X\x00"), false, "", "X\x00"},
 		{"cut record", []byte("F\x05ab"), false, "", "F\x05ab"},
 		{"out of memory", append(ready, "fatal error: runtime: out of memory\n\ngoroutine 1 [running]:\n"...), true,
-			resourceMemory, "fatal error: runtime: out of memory\n\ngoroutine 1 [running]:\n"},
+			"", "fatal error: runtime: out of memory\n\ngoroutine 1 [running]:\n"},
 		{"no thread", append(ready, "runtime: failed to create new OS thread (have 40 already; errno=11)\n"...), true,
-			resourcePIDs, "runtime: failed to create new OS thread (have 40 already; errno=11)\n"},
+			"", "runtime: failed to create new OS thread (have 40 already; errno=11)\n"},
 		{"panic", append(ready, "panic: boom\n"...), true, "", "panic: boom\n"},
 		{"limit record", append(ready, limitRecord(resourcePIDs, "fork/exec /bin/sleep: resource temporarily unavailable")...), true,
 			resourcePIDs, ""},
@@ -206,6 +206,19 @@ func TestParseStatusCrash(t *testing.T) {
 				t.Errorf("parseStatus(%q) = ready %v, limit %q, crash %q; want %v, %q, %q", tc.data, st.ready, st.limit, st.crash, tc.ready, tc.limit, tc.crash)
 			}
 		})
+	}
+}
+
+func TestCrashLimit(t *testing.T) {
+	for report, want := range map[string]string{
+		"fatal error: runtime: out of memory\n":                                     resourceMemory,
+		"runtime: failed to create new OS thread (have 40 already; errno=11)\n":     resourcePIDs,
+		"runtime/cgo: pthread_create failed: Resource temporarily unavailable\n":    resourcePIDs,
+		"panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1": "",
+	} {
+		if got := crashLimit(report); got != want {
+			t.Errorf("crashLimit(%q) = %q, want %q", report, got, want)
+		}
 	}
 }
 

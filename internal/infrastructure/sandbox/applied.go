@@ -20,6 +20,9 @@ type Applied struct {
 	LandlockABI int `json:"landlock_abi"`
 	// UID is the uid the script runs as, seen from outside the sandbox.
 	UID int `json:"uid"`
+	// Exec describes a kernel-enforced command allowlist ("allowlist: 3 programs, 9
+	// libraries"); "" without one.
+	Exec string `json:"exec,omitempty"`
 	// Notes say what a layer in force did not fully cover (such as protected paths beyond the
 	// walk limit).
 	Notes []string `json:"notes,omitempty"`
@@ -77,6 +80,9 @@ func (a *Applied) Map() map[string]string {
 			}
 		}
 		m["skipped"] = strings.Join(skipped, "; ")
+	}
+	if a.Exec != "" {
+		m["exec"] = a.Exec
 	}
 	if len(a.Notes) > 0 {
 		m["notes"] = strings.Join(a.Notes, "; ")

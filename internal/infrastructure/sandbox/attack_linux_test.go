@@ -133,7 +133,7 @@ func newFixture(t *testing.T, base string, owner int, tcp, udp *listener, attack
 	must(t, os.Chmod(root, 0o755))
 	f := &fixture{ws: filepath.Join(root, "ws"), outside: filepath.Join(root, "outside"), owner: owner, tcp: tcp, udp: udp, attacker: attacker}
 	f.secret, f.victim = filepath.Join(f.outside, "secret"), filepath.Join(f.outside, "victim")
-	for _, d := range []string{f.ws, filepath.Join(f.ws, "src"), f.outside} {
+	for _, d := range []string{f.ws, filepath.Join(f.ws, "src"), filepath.Join(f.ws, ".awf"), f.outside} {
 		must(t, os.MkdirAll(d, 0o755))
 	}
 	must(t, os.Chmod(f.outside, 0o777))
@@ -142,6 +142,7 @@ func newFixture(t *testing.T, base string, owner int, tcp, udp *listener, attack
 	must(t, os.Chown(f.victim, owner, owner))
 	write(t, filepath.Join(f.ws, "src", "x.go"), "package x\n", 0o644)
 	write(t, filepath.Join(f.ws, ".env"), "TOKEN=1\n", 0o644)
+	write(t, filepath.Join(f.ws, ".awf", "state"), "state\n", 0o644)
 	write(t, filepath.Join(f.ws, "hello.c"), "#include <stdio.h>\nint main(void){puts(\"hello\");return 0;}\n", 0o644)
 	if git, err := exec.LookPath("git"); err == nil {
 		out, err := exec.Command(git, "init", "-q", f.ws).CombinedOutput()
@@ -149,6 +150,9 @@ func newFixture(t *testing.T, base string, owner int, tcp, udp *listener, attack
 			t.Fatalf("git init: %v\n%s", err, out)
 		}
 		write(t, filepath.Join(f.ws, ".git", "hooks", "pre-commit"), "#!/bin/sh\nexit 0\n", 0o755)
+		config, err := os.ReadFile(filepath.Join(f.ws, ".git", "config"))
+		must(t, err)
+		write(t, filepath.Join(f.ws, ".git", "config"), string(config)+"[remote \"origin\"]\n\turl = https://u:"+secretText+"@example.com/r.git\n", 0o644)
 	}
 	must(t, filepath.Walk(f.ws, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
@@ -345,7 +349,7 @@ func attacks() []attack {
 		{name: "read a protected path (.env, .git/config, .awf)", script: func(*fixture) string {
 			return "cat .env .git/config; ls -A .awf"
 		}, judge: func(f *fixture, r result) verdict {
-			if strings.Contains(r.stdout, "TOKEN=") || strings.Contains(r.stdout, "[core]") || strings.Contains(r.stdout, "state") {
+			if strings.Contains(r.stdout, "TOKEN=") || strings.Contains(r.stdout, secretText) || strings.Contains(r.stdout, "state") {
 				return notStopped
 			}
 			return stoppedBy("mountns (hidden)")

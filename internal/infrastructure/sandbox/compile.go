@@ -21,8 +21,12 @@ var Devices = []string{"/dev/full", "/dev/null", "/dev/random", "/dev/urandom", 
 // DefaultProtect are the patterns, relative to the working directory, that a process can
 // neither read nor write whatever the policy says: code that runs on the next git command or
 // awf run (hooks, git config, awf's state and tool manifests), and secrets (.env files at any
-// depth, as the file tools protect them). A policy's paths.protect adds to them.
-var DefaultProtect = []string{".git/hooks", ".git/config", ".git/config.worktree", ".awf", ".envrc", "**/.env", "**/.env.*"}
+// depth, as the file tools protect them; the hooks and config of nested repositories and
+// submodules). A policy's paths.protect adds to them.
+var DefaultProtect = []string{
+	".git/hooks", ".git/config", ".git/config.worktree", ".git/modules/**/hooks", ".git/modules/**/config",
+	"**/.git/hooks", "**/.git/config", ".awf", ".envrc", "**/.env", "**/.env.*",
+}
 
 // Defaults of the limits when a policy sets none.
 const (

@@ -17,7 +17,7 @@ func withSystem(user ...string) []string {
 	return minimalRoots(append(slices.Clone(SystemRead), user...))
 }
 
-var defaultProtect = []string{"/work/ws/**/.env", "/work/ws/**/.env.*", "/work/ws/.awf", "/work/ws/.envrc", "/work/ws/.git/config", "/work/ws/.git/config.worktree", "/work/ws/.git/hooks"}
+var defaultProtect = []string{"/work/ws/**/.env", "/work/ws/**/.env.*", "/work/ws/**/.git/config", "/work/ws/**/.git/hooks", "/work/ws/.awf", "/work/ws/.envrc", "/work/ws/.git/config", "/work/ws/.git/config.worktree", "/work/ws/.git/hooks", "/work/ws/.git/modules/**/config", "/work/ws/.git/modules/**/hooks"}
 
 func TestCompileDefaults(t *testing.T) {
 	got, err := Compile(nil, nil, ctx)

@@ -157,6 +157,7 @@ func (e *enter) landlockRules() landlock.Rules {
 	}
 	if x := e.spec.Executable; x != nil {
 		r.Exec = x.Programs
+		e.a.Exec = fmt.Sprintf("allowlist: %d programs, %d libraries", len(x.Programs), len(x.Libraries))
 	}
 	if e.m != nil && e.m.procMounted {
 		r.Read = append(r.Read, "/proc")

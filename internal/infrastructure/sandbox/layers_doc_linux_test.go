@@ -116,12 +116,13 @@ say ok everywhere.
   read-only mounts, and the secrets of /etc masked.
 - **A non-root awf** clones the helper into a user namespace mapping its own uid; the helper
   holds CAP_SYS_ADMIN there only to mount, and drops it before the script runs.
-- **Protected paths** (` + "`.git/hooks`, `.git/config`, `.git/config.worktree`, `.awf`, `.envrc`, `**/.env`, `**/.env.*`" + `
-  and the policy's ` + "`paths.protect`" + `) are hidden from processes, for read and write: each match
+- **Protected paths** (` + "`.git/hooks`, `.git/config`, `.git/config.worktree`, `.awf`, `.envrc`, `**/.env`, `**/.env.*`" + `,
+  the hooks and config of nested repositories and submodules, and the policy's
+  ` + "`paths.protect`" + `) are hidden from processes, for read and write: each match
   that exists when the tool starts gets an empty read-only directory (for a directory) or an
   empty read-only file (for anything else) mounted over it, from a private tmpfs. ` + "`cat .env`" + ` is
-  empty, ` + "`ls .awf`" + ` lists nothing, a hook cannot be written or created, and git runs with an
-  empty config and no hooks. The directories between a match and its writable root are bound
+  empty, ` + "`ls .awf`" + ` lists nothing, a hook cannot be written or created, and git runs with no
+  hooks and a config holding only the repository's format keys. The directories between a match and its writable root are bound
   onto themselves, so .git cannot be renamed and replaced. Patterns with ` + "`**`" + ` are found by
   walking the workspace (without entering .git, at most 200000 entries; beyond that the audit
   record's ` + "`applied.notes`" + ` says so). Landlock cannot deny by name, so a file that matches a

@@ -266,7 +266,7 @@ func (m *mounts) protect() error {
 			return err
 		}
 	}
-	src, err := newMaskSource()
+	src, err := newMaskSource(gitConfigMasks(targets))
 	if err != nil {
 		return err
 	}

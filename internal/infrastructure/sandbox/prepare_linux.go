@@ -292,6 +292,9 @@ func (l *Launch) expect(s *Spec, rep Report) {
 	if !slices.Contains(plan.Namespaces, LayerNetNS) && s.Network.Mode != NetworkNone && s.Network.ProxyPort != 0 {
 		e.skip(LayerNetNS, "network "+string(s.Network.Mode)+" uses the host network")
 	}
+	if s.ExecAllowlist {
+		e.Exec = "allowlist: the commands, their loaders and libraries"
+	}
 	if plan.Cgroup != "" {
 		e.add(LayerCgroup)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -37,8 +38,12 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 		deep = append(deep, splitPath(strings.ToLower(pat)))
 		roots[staticPrefix(pat)] = true
 	}
+	// Walks do not enter .git: a root inside one (.git/modules) is walked on its own.
+	inGit := func(r string) bool { return strings.Contains(r+"/", "/.git/") }
+	all := slices.Collect(maps.Keys(roots))
+	walks := append(minimalRoots(slices.DeleteFunc(slices.Clone(all), inGit)), slices.DeleteFunc(all, func(r string) bool { return !inGit(r) })...)
 	visited := 0
-	for _, root := range minimalRoots(slices.Collect(maps.Keys(roots))) {
+	for _, root := range walks {
 		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // unreadable or vanished: nothing to mask there
@@ -46,8 +51,7 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 			if visited++; visited > maxProtectWalk {
 				return errWalkLimit
 			}
-			segs := splitPath(strings.ToLower(p))
-			if slices.ContainsFunc(deep, func(pat []string) bool { return matchSegments(pat, segs) }) {
+			if matchAny(deep, p) {
 				matches = append(matches, p)
 				if d.IsDir() {
 					return filepath.SkipDir
@@ -55,6 +59,13 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 				return nil
 			}
 			if d.IsDir() && d.Name() == ".git" {
+				// A nested repository: its hooks and config, not its objects.
+				children, _ := os.ReadDir(p)
+				for _, c := range children {
+					if child := filepath.Join(p, c.Name()); matchAny(deep, child) {
+						matches = append(matches, child)
+					}
+				}
 				return filepath.SkipDir
 			}
 			return nil
@@ -66,6 +77,21 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 	}
 	slices.Sort(matches)
 	return slices.Compact(matches), truncated
+}
+
+// matchAny reports whether the path p matches one of the split patterns, without regard to
+// case. The last segment is tried first: it rules out nearly every entry without splitting
+// the path.
+func matchAny(pats [][]string, p string) bool {
+	name := strings.ToLower(filepath.Base(p))
+	return slices.ContainsFunc(pats, func(pat []string) bool {
+		if last := pat[len(pat)-1]; last != "**" {
+			if ok, _ := path.Match(last, name); !ok {
+				return false
+			}
+		}
+		return matchSegments(pat, splitPath(strings.ToLower(p)))
+	})
 }
 
 // caseFold turns every letter of a filepath.Match pattern into a [xX] class, so that Glob
@@ -111,4 +137,58 @@ func matchSegments(pat, segs []string) bool {
 		pat, segs = pat[1:], segs[1:]
 	}
 	return len(segs) == 0
+}
+
+// gitSafeKeys are the keys of a repository's git config that a tool process still sees when
+// the config is hidden: what git needs to read the repository at all (its format, object
+// hash, ref storage), nothing that names a program, a path, a remote or a credential.
+var gitSafeKeys = map[string][]string{
+	"core":       {"repositoryformatversion", "bare", "filemode", "symlinks", "ignorecase", "precomposeunicode", "logallrefupdates"},
+	"extensions": {"objectformat", "refstorage"},
+}
+
+// gitConfigMasks returns, for each hidden path that is a git config (.git/config, and a
+// submodule's .git/modules/NAME/config), the content of its mask: its safe keys only
+// (safeGitConfig), so that git still reads SHA-256 and reftable repositories.
+func gitConfigMasks(targets []string) map[string][]byte {
+	out := map[string][]byte{}
+	for _, p := range targets {
+		if filepath.Base(p) != "config" || !strings.Contains(p, "/.git/") {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err == nil && len(data) <= 1<<20 {
+			out[p] = safeGitConfig(data)
+		}
+	}
+	return out
+}
+
+// safeGitConfig keeps the gitSafeKeys of a git config file whose values are plain words;
+// every other line (subsections, includes, quoted or continued values) is dropped.
+func safeGitConfig(data []byte) []byte {
+	var b strings.Builder
+	section, written := "", ""
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			section = strings.ToLower(strings.TrimSpace(strings.Trim(line, "[]")))
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
+		if !ok || !slices.Contains(gitSafeKeys[section], key) || !plainWord(value) {
+			continue
+		}
+		if written != section {
+			b.WriteString("[" + section + "]\n")
+			written = section
+		}
+		b.WriteString("\t" + key + " = " + value + "\n")
+	}
+	return []byte(b.String())
+}
+
+func plainWord(s string) bool {
+	return s != "" && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == ""
 }

@@ -13,7 +13,9 @@ import (
 // file: the masks bound over protected paths. Nothing outside the helper's mount namespace
 // ever sees it.
 type maskSource struct {
-	fd int // the detached mount; -1 when the kernel could not make one
+	fd int // the detached mount
+	// files are masks with content, by the path they hide (a git config's safe keys).
+	files map[string]string
 }
 
 const (
@@ -21,8 +23,9 @@ const (
 	maskFile = "empty"
 )
 
-// newMaskSource makes the tmpfs with the new mount API (fsopen, fsmount).
-func newMaskSource() (*maskSource, error) {
+// newMaskSource makes the tmpfs with the new mount API (fsopen, fsmount); contents are the
+// masks with content, by the path they hide.
+func newMaskSource(contents map[string][]byte) (*maskSource, error) {
 	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("mountns: masks: fsopen tmpfs: %w", err)
@@ -40,26 +43,43 @@ func newMaskSource() (*maskSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mountns: masks: fsmount: %w", err)
 	}
-	src := &maskSource{fd: fd}
-	if err := src.populate(); err != nil {
+	src := &maskSource{fd: fd, files: map[string]string{}}
+	if err := src.populate(contents); err != nil {
 		src.close()
 		return nil, err
 	}
 	return src, nil
 }
 
-func (s *maskSource) populate() error {
+func (s *maskSource) populate(contents map[string][]byte) error {
 	if err := unix.Mkdirat(s.fd, maskDir, 0o555); err != nil {
 		return fmt.Errorf("mountns: masks: %w", err)
 	}
-	f, err := unix.Openat(s.fd, maskFile, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o444)
-	if err != nil {
-		return fmt.Errorf("mountns: masks: %w", err)
+	if err := s.create(maskFile, nil); err != nil {
+		return err
 	}
-	unix.Close(f)
+	for target, data := range contents {
+		name := fmt.Sprintf("file-%d", len(s.files))
+		if err := s.create(name, data); err != nil {
+			return err
+		}
+		s.files[target] = name
+	}
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
 	if err := unix.MountSetattr(s.fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
 		return fmt.Errorf("mountns: masks: read-only: %w", err)
+	}
+	return nil
+}
+
+func (s *maskSource) create(name string, data []byte) error {
+	f, err := unix.Openat(s.fd, name, unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o444)
+	if err != nil {
+		return fmt.Errorf("mountns: masks: %w", err)
+	}
+	defer unix.Close(f)
+	if _, err := unix.Write(f, data); err != nil {
+		return fmt.Errorf("mountns: masks: %w", err)
 	}
 	return nil
 }
@@ -78,6 +98,8 @@ func (s *maskSource) hide(p string) error {
 	name := maskFile
 	if fi.IsDir() {
 		name = maskDir
+	} else if f, ok := s.files[p]; ok {
+		name = f
 	}
 	fd, err := unix.OpenTree(s.fd, name, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -526,6 +527,8 @@ func TestExecAllowlist(t *testing.T) {
 	}
 	if res := run("ls run.sh"); res.status != 0 || res.stdout != "run.sh\n" {
 		t.Fatalf("an allowed program: status %d, stdout %q, stderr %q", res.status, res.stdout, res.stderr)
+	} else if !strings.HasPrefix(res.applied.Map()["exec"], "allowlist: ") {
+		t.Errorf("the applied record does not say the allowlist is enforced: %v", res.applied.Map())
 	}
 	ld := loader()
 	for _, tc := range []struct{ name, script string }{
@@ -546,5 +549,28 @@ func TestExecAllowlist(t *testing.T) {
 				t.Errorf("want the kernel to refuse it (EACCES from Landlock, EPERM from seccomp, or the loader failing to map from a noexec mount); stdout %q, stderr %q", res.stdout, res.stderr)
 			}
 		})
+	}
+}
+
+func TestHiddenGitConfigKeepsRepositoryFormat(t *testing.T) {
+	rep := requireRoot(t)
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("needs git")
+	}
+	ws := worldDir(t)
+	for _, args := range [][]string{
+		{"init", "-q", "--object-format=sha256", ws},
+		{"-C", ws, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "first"},
+		{"-C", ws, "config", "core.hooksPath", "/tmp/evil"},
+	} {
+		if out, err := exec.Command(git, args...).CombinedOutput(); err != nil {
+			t.Skipf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	spec, _ := Compile(nil, nil, Context{Dir: ws})
+	res := sandboxedScript(t, spec, rep, "git log --format=%s && git config core.hooksPath || echo no-hooks-path")
+	if res.stdout != "first\nno-hooks-path\n" {
+		t.Errorf("stdout = %q, want the SHA-256 repository readable and its hooksPath hidden\nstderr: %s", res.stdout, res.stderr)
 	}
 }

@@ -330,11 +330,7 @@ func sameCall(saved *savedCall, c *state.ToolCallRecord) bool {
 	if a.ID != c.ID || a.Tool != c.Tool || a.InFlight != c.InFlight || !sameRecovery(a, c) {
 		return false
 	}
-	if a.Result == nil || c.Result == nil {
-		if a.Result != c.Result {
-			return false
-		}
-	} else if *a.Result != *c.Result {
+	if !a.Result.Equal(c.Result) {
 		return false
 	}
 	if saved.nilArgs != (c.Arguments == nil) || len(saved.keys) != len(c.Arguments) {
@@ -357,7 +353,7 @@ func sameCall(saved *savedCall, c *state.ToolCallRecord) bool {
 // The agent loop replaces a result rather than changing it, and never changes arguments.
 func sameCallIdentity(saved *savedCall, c *state.ToolCallRecord) bool {
 	a := &saved.rec
-	if saved.result != c.Result && (a.Result == nil || c.Result == nil || *a.Result != *c.Result) {
+	if saved.result != c.Result && !a.Result.Equal(c.Result) {
 		return false
 	}
 	return saved.args == mapPointer(c.Arguments) && a.ID == c.ID && a.Tool == c.Tool && a.InFlight == c.InFlight &&

@@ -197,6 +197,7 @@ func TestCommandVars(t *testing.T) {
 	want := ports.BoundCommand{
 		Script: `cd "${AWF_T1}" && ls "${AWF_T2}" "${AWF_T3}" # ${AWF_T4}`,
 		Vars:   map[string]string{"AWF_T1": "login page", "AWF_T2": "3", "AWF_T3": `[1,"two",3.5]`, "AWF_T4": "true"},
+		Argv:   [][]string{{"cd", "login page"}, {"ls", "3", `[1,"two",3.5]`}},
 	}
 	if diff := cmp.Diff(want, b); diff != "" {
 		t.Errorf("Command mismatch (-want +got):\n%s", diff)
@@ -210,7 +211,8 @@ func TestCommandRaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ports.BoundCommand{Script: `echo --verbose --color "${AWF_T1}"`, Vars: map[string]string{"AWF_T1": "login page"}}
+	want := ports.BoundCommand{Script: `echo --verbose --color "${AWF_T1}"`, Vars: map[string]string{"AWF_T1": "login page"},
+		Argv: [][]string{{"echo", "--verbose", "--color", "login page"}}}
 	if diff := cmp.Diff(want, b); diff != "" {
 		t.Errorf("Command with raw mismatch (-want +got):\n%s", diff)
 	}

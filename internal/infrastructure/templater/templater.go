@@ -207,7 +207,7 @@ func (t *Templater) Command(tmpl string, scope ports.Scope) (ports.BoundCommand,
 				vars[h.name], h.prog.src, p.command)
 		}
 	}
-	return ports.BoundCommand{Script: script, Vars: vars}, nil
+	return ports.BoundCommand{Script: script, Vars: vars, Argv: argv(script, vars)}, nil
 }
 
 // value evaluates a placeholder and converts its value to text.

@@ -83,7 +83,7 @@ func newRunner(f *cmdutil.Factory, environ []string, events ports.Events, opts c
 	if t := opts.Tools; t != nil {
 		deps.Tools, deps.Catalog = t.Invoker, t.Registry
 		agents, err := agent.New(agent.Deps{
-			Providers: providers, Tools: t.Invoker, Catalog: t.Registry, Templater: f.Templater(),
+			Providers: providers, Tools: t.Invoker, Refusals: t.Refuser, Catalog: t.Registry, Templater: f.Templater(),
 			Schemas: t.Validator, Clock: ports.ClockFunc(nowFunc), Audit: t.Audit, Settler: t.Settler,
 		})
 		if err != nil {

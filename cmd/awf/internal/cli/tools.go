@@ -99,7 +99,7 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 		return nil, err
 	}
 	warnings = append(warnings, pinWarnings...)
-	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Validator: validator, Warnings: warnings,
+	return &cmdutil.Tools{Registry: reg, Invoker: gate.Invoker(reg), Refuser: gate, Validator: validator, Warnings: warnings,
 		Audit: log, Settler: w.approver()}, nil
 }
 

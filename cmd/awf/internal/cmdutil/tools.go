@@ -9,8 +9,10 @@ import (
 // Tools is the tool set of one run: the registry of every tool the workflow can reach, and
 // the governed invoker in front of it that steps and agents call.
 type Tools struct {
-	Registry  *registry.Registry
-	Invoker   ports.ToolInvoker // governed: policy, approval, audit
+	Registry *registry.Registry
+	Invoker  ports.ToolInvoker // governed: policy, approval, audit
+	// Refuser audits calls refused before they reach Invoker (the agent loop's refusals).
+	Refuser   ports.CallRefuser
 	Validator ports.SchemaValidator
 	// Audit is the run's audit log, and Settler the person at the terminal, for what resume
 	// decides about a call a crash cut off.

@@ -279,6 +279,7 @@ func cloneStep(s *state.StepState) *state.StepState {
 	c := *s
 	c.Response = cloneValue(s.Response)
 	c.ExitCode = clonePtr(s.ExitCode)
+	c.Command = cloneArgv(s.Command)
 	c.StartedAt = clonePtr(s.StartedAt)
 	c.FinishedAt = clonePtr(s.FinishedAt)
 	if s.ToolCalls != nil {
@@ -287,6 +288,9 @@ func cloneStep(s *state.StepState) *state.StepState {
 			c.ToolCalls[i] = tc
 			c.ToolCalls[i].Arguments = cloneMap(tc.Arguments)
 			c.ToolCalls[i].Result = clonePtr(tc.Result)
+			if r := c.ToolCalls[i].Result; r != nil {
+				r.Command, r.Changes = cloneArgv(r.Command), slices.Clone(r.Changes)
+			}
 			c.ToolCalls[i].Intent = cloneMap(tc.Intent)
 			c.ToolCalls[i].Recovery = clonePtr(tc.Recovery)
 		}
@@ -308,6 +312,18 @@ func cloneStep(s *state.StepState) *state.StepState {
 	}
 	c.Vars = maps.Clone(s.Vars)
 	return &c
+}
+
+// cloneArgv copies a list of argv.
+func cloneArgv(a [][]string) [][]string {
+	if a == nil {
+		return nil
+	}
+	c := make([][]string, len(a))
+	for i, w := range a {
+		c[i] = slices.Clone(w)
+	}
+	return c
 }
 
 // clonePtr copies the value p points to; the value must hold no references.

@@ -417,6 +417,12 @@ func (z *analyzer) builtin(args []arg, c callCtx) (bool, error) {
 			return true, refuse(name, RuleBuiltinCode, "%s with this option runs or loads code that cannot be checked", name)
 		}
 		return true, nil
+	case "unset":
+		// Removing the git settings the sandbox sets turns hooks back on (sandboxGitVar).
+		if strict && slices.ContainsFunc(args[1:], func(a arg) bool { return !a.ok || sandboxGitVar(a.s) }) {
+			return true, refuse(name, RuleEnv, "unset of the git settings the sandbox sets (hooks and fsmonitor off), or of a name only known at run time")
+		}
+		return true, nil
 	case "trap":
 		return true, z.trap(args[1:], c)
 	case "command":

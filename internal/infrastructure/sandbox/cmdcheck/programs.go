@@ -277,10 +277,17 @@ func checkEnv(z *analyzer, args []arg, c callCtx) error {
 	}
 	c = c.through("env")
 	c.env = cloneEnv(c.env)
+	// Dropping the git settings the sandbox sets (hooks and fsmonitor off) is refused under an
+	// allowlist, once the program itself has been checked.
+	var drops error
 	if p.has("-i", "--ignore-environment") {
+		drops = refuse("env", RuleEnv, "env -i drops the settings the sandbox sets (git's hooks and fsmonitor off)")
 		c.clearEnv, c.env = true, map[string]*string{}
 	}
 	for _, n := range append(p.vals["-u"], p.vals["--unset"]...) {
+		if !n.ok || sandboxGitVar(n.s) {
+			drops = refuse("env", RuleEnv, "env -u %s would drop the git settings the sandbox sets (hooks and fsmonitor off)", n.s)
+		}
 		c.env[n.s] = nil
 	}
 	rest := p.rest
@@ -302,7 +309,10 @@ func checkEnv(z *analyzer, args []arg, c callCtx) error {
 		c.env[name] = &value
 		rest = rest[1:]
 	}
-	return z.argv(rest, c)
+	if err := z.argv(rest, c); err != nil || z.list == nil {
+		return err
+	}
+	return drops
 }
 
 func cloneEnv(env map[string]*string) map[string]*string {
@@ -337,6 +347,13 @@ var (
 	}
 )
 
+// sandboxGitVar reports whether name is one of git's command-scope settings, through which the
+// sandbox turns git's hooks and fsmonitor off (process.GitEnv): GIT_CONFIG_COUNT,
+// GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n. Setting, emptying or unsetting one undoes that.
+func sandboxGitVar(name string) bool {
+	return name == "GIT_CONFIG_COUNT" || strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_")
+}
+
 // envVar checks a variable given to a command.
 func (z *analyzer) envVar(name string, v arg, c callCtx) error {
 	if z.list == nil {
@@ -351,6 +368,8 @@ func (z *analyzer) envVar(name string, v arg, c callCtx) error {
 			return nil
 		}
 		return z.scriptVia(v.s, c, name)
+	case sandboxGitVar(name):
+		return refuse(name, RuleEnv, "%s would change the git settings the sandbox sets (hooks and fsmonitor off)", name)
 	case slices.Contains(codeVars, name):
 		if v.ok && v.s == "" {
 			return nil

@@ -129,7 +129,9 @@ func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 	if refused != nil {
 		return *refused
 	}
-	return t.cfg.Run(ctx, t.spec.Name, req, nil)
+	res := t.cfg.Run(ctx, t.spec.Name, req, nil)
+	res.Command = req.Argv
+	return res
 }
 
 // request binds a command template of the entry (its command, or its verify check) with the
@@ -154,7 +156,7 @@ func (t *Tool) request(template string, call tool.Invocation) (ports.ProcessRequ
 	if timeout <= 0 {
 		timeout = t.cfg.Timeout
 	}
-	return ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Dir: t.cfg.Dir,
+	return ports.ProcessRequest{Script: bound.Script, Vars: bound.Vars, Argv: bound.Argv, Dir: t.cfg.Dir,
 		BaseEnv: t.cfg.BaseEnv, Env: t.cfg.Env, Stdin: call.Input, Timeout: timeout, OutputLimit: t.cfg.OutputLimit}, nil
 }
 
@@ -178,9 +180,9 @@ func Result(name string, res ports.ProcessResult, err error) tool.Result {
 		if res.Truncated {
 			msg += " (output truncated at the limit)"
 		}
-		return tool.Result{Status: tool.StatusError, Output: res.Stdout, Error: msg, Truncated: res.Truncated, Duration: res.Duration}
+		return tool.Result{Status: tool.StatusError, Output: res.Stdout, Error: msg, Truncated: res.Truncated, Duration: res.Duration, ExitCode: &res.ExitCode}
 	}
-	return tool.Result{Status: tool.StatusOK, Output: res.Stdout, Truncated: res.Truncated, Duration: res.Duration}
+	return tool.Result{Status: tool.StatusOK, Output: res.Stdout, Truncated: res.Truncated, Duration: res.Duration, ExitCode: &res.ExitCode}
 }
 
 // maxStderr bounds the standard error quoted in an error result.

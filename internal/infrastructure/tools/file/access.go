@@ -27,6 +27,9 @@ func (a access) String() string {
 	return "read"
 }
 
+// rule names the policy list that allows paths for a, as refusals record it.
+func (a access) rule() string { return "sandbox.paths." + a.String() }
+
 // resolve turns a path argument into a clean absolute path. It is lexical: "src/../src/x.go"
 // is "src/x.go". Symlinks are dealt with when the file is opened (os.Root refuses escapes, the
 // real-path check refuses in-root detours to files the policy does not allow).
@@ -124,12 +127,12 @@ func (c *checker) allowed(abs string, a access) (string, bool) {
 // when the glob has no wildcard and names the file itself (see glob.Roots).
 func (c *checker) check(arg, abs string, a access) (string, error) {
 	if g := c.protectedBy(abs); g != nil {
-		return "", deniedf("%s is protected (matches %s): the file tools never read or write it", c.display(abs), g.raw)
+		return "", deniedf(ruleProtect, "%s is protected (matches %s): the file tools never read or write it", c.display(abs), g.raw)
 	}
 	prefix, ok := c.allowed(abs, a)
 	if !ok {
 		_, shown := c.rules(a)
-		return "", deniedf("path %q is outside the allowed %s paths [%s]", arg, a, strings.Join(shown, " "))
+		return "", deniedf(a.rule(), "path %q is outside the allowed %s paths [%s]", arg, a, strings.Join(shown, " "))
 	}
 	return prefix, nil
 }
@@ -138,11 +141,11 @@ func (c *checker) check(arg, abs string, a access) (string, error) {
 // the file reached must be allowed.
 func (c *checker) checkReal(arg, real string, a access) error {
 	if g := c.protectedBy(real); g != nil {
-		return deniedf("path %q leads through a symlink to %s, which is protected (matches %s)", arg, c.display(real), g.raw)
+		return deniedf(ruleProtect, "path %q leads through a symlink to %s, which is protected (matches %s)", arg, c.display(real), g.raw)
 	}
 	if _, ok := c.allowed(real, a); !ok {
 		_, shown := c.rules(a)
-		return deniedf("path %q leads through a symlink to %s, which is outside the allowed %s paths [%s]", arg, real, a, strings.Join(shown, " "))
+		return deniedf(a.rule(), "path %q leads through a symlink to %s, which is outside the allowed %s paths [%s]", arg, real, a, strings.Join(shown, " "))
 	}
 	return nil
 }
@@ -219,7 +222,7 @@ func (c *checker) verifyNoSymlinks(arg string, root *os.Root, rel string, f *os.
 				return fmt.Errorf("check %s: %w", p, err)
 			}
 			if fi.Mode()&fs.ModeSymlink != 0 {
-				return deniedf("path %q goes through the symlink %s; symlinks cannot be verified on this system, use the real path", arg, p)
+				return deniedf(ruleSymlink, "path %q goes through the symlink %s; symlinks cannot be verified on this system, use the real path", arg, p)
 			}
 		}
 	}
@@ -232,7 +235,7 @@ func (c *checker) verifyNoSymlinks(arg string, root *os.Root, rel string, f *os.
 		return fmt.Errorf("check %s: %w", rel, err)
 	}
 	if !os.SameFile(named, opened) {
-		return deniedf("path %q changed while it was being opened; try again", arg)
+		return deniedf(ruleRace, "path %q changed while it was being opened; try again", arg)
 	}
 	return nil
 }
@@ -281,7 +284,7 @@ func (c *checker) regularOrRefuse(arg string, f *os.File) error {
 	case m.IsDir():
 		return fmt.Errorf("%s is a directory (use list_dir or glob)", arg)
 	default:
-		return deniedf("%s is not a regular file (%s); only regular files are read or written", arg, describeType(m))
+		return deniedf(ruleRegular, "%s is not a regular file (%s); only regular files are read or written", arg, describeType(m))
 	}
 }
 
@@ -312,9 +315,9 @@ func (c *checker) openError(arg, abs string, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return fmt.Errorf("%s: a parent of this path is not a directory", c.display(abs))
 	case strings.Contains(err.Error(), "path escapes from parent"):
-		return deniedf("path %q leads outside its allowed directory through a symlink or \"..\"; refused", arg)
+		return deniedf(ruleEscape, "path %q leads outside its allowed directory through a symlink or \"..\"; refused", arg)
 	case errors.Is(err, syscall.ELOOP):
-		return deniedf("path %q has too many levels of symlinks", arg)
+		return deniedf(ruleSymlink, "path %q has too many levels of symlinks", arg)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%s: permission denied by the operating system", c.display(abs))
 	}

@@ -239,16 +239,31 @@ func canonicalPrefix(dir string) string {
 	}
 }
 
+// Layers and rules of the file tools' refusals, as the audit record shows them (see
+// tool.Refusal). The rules besides the path lists (sandbox.paths.read, sandbox.paths.write)
+// are the fixed checks of this package.
+const (
+	layerRoot    = "L1 os.Root"
+	layerSize    = "L1 size gate"
+	ruleProtect  = "protect"
+	ruleSymlink  = "no unverifiable symlinks"
+	ruleEscape   = "os.Root containment"
+	ruleRace     = "open race"
+	ruleRegular  = "regular files only"
+	ruleHardLink = "no append through hard links"
+	ruleMaxWrite = "max_write_bytes"
+)
+
 // policyError is a refusal by the file policy. Its message names the rule that refused, in
-// words a model can act on.
-type policyError struct{ msg string }
+// words a model can act on; rule names it for the audit record.
+type policyError struct{ msg, rule string }
 
 func (e *policyError) Error() string { return e.msg }
 
 // FaultKind classifies policy refusals as fault.Denied.
 func (e *policyError) FaultKind() fault.Kind { return fault.Denied }
 
-// deniedf returns a policy refusal.
-func deniedf(format string, args ...any) error {
-	return &policyError{msg: fmt.Sprintf(format, args...)}
+// deniedf returns a policy refusal under rule.
+func deniedf(rule, format string, args ...any) error {
+	return &policyError{msg: fmt.Sprintf(format, args...), rule: rule}
 }

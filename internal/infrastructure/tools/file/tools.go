@@ -83,8 +83,12 @@ func NewGrep(p Policy) (*Grep, error) {
 	return &Grep{c}, nil
 }
 
-// failure turns an error into an error result prefixed with the tool's name.
+// failure turns an error into an error result prefixed with the tool's name; a policy
+// refusal becomes a tool.Refused result, which the governed path records as a denial.
 func failure(name string, err error) tool.Result {
+	if pe, ok := errors.AsType[*policyError](err); ok {
+		return tool.Refused(layerRoot, pe.rule, name+": "+err.Error())
+	}
 	return tool.Errorf(name + ": " + err.Error())
 }
 
@@ -118,10 +122,4 @@ func (c *checker) metaPath(v any, def string) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return c.display(abs)
-}
-
-// isDenied reports whether err is a policy refusal.
-func isDenied(err error) bool {
-	var pe *policyError
-	return errors.As(err, &pe)
 }

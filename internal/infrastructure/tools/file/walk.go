@@ -44,10 +44,10 @@ func (c *checker) openDir(arg string) (*os.Root, string, error) {
 		return nil, "", err
 	}
 	if g := c.protectedBy(abs); g != nil {
-		return nil, abs, deniedf("%s is protected (matches %s): the file tools never read or write it", c.display(abs), g.raw)
+		return nil, abs, deniedf(ruleProtect, "%s is protected (matches %s): the file tools never read or write it", c.display(abs), g.raw)
 	}
 	if !c.listable(abs) {
-		return nil, abs, deniedf("path %q is outside the allowed read paths [%s]", arg, strings.Join(c.readShown, " "))
+		return nil, abs, deniedf(accessRead.rule(), "path %q is outside the allowed read paths [%s]", arg, strings.Join(c.readShown, " "))
 	}
 	r, err := c.openDirRoot(abs)
 	if errors.Is(err, syscall.ENOTDIR) {
@@ -59,7 +59,7 @@ func (c *checker) openDir(arg string) (*os.Root, string, error) {
 	real, err := c.rootRealPath(r)
 	if err == nil && real != abs && (!c.listable(real) || c.protectedBy(real) != nil) {
 		r.Close()
-		return nil, abs, deniedf("path %q leads through a symlink to %s, which is outside the allowed read paths [%s]", arg, real, strings.Join(c.readShown, " "))
+		return nil, abs, deniedf(accessRead.rule(), "path %q leads through a symlink to %s, which is outside the allowed read paths [%s]", arg, real, strings.Join(c.readShown, " "))
 	}
 	return r, abs, nil
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -81,23 +82,45 @@ func (t *WriteFile) Execute(ctx context.Context, call tool.Invocation) tool.Resu
 		return failure(t.Name(), err)
 	}
 	if int64(len(content)) > t.c.maxWrite {
-		return failure(t.Name(), fmt.Errorf("content is %d bytes, over the limit of %d bytes per call; write the file in parts with append=true", len(content), t.c.maxWrite))
+		return tool.Refused(layerSize, ruleMaxWrite, fmt.Sprintf("%s: content is %d bytes, over the limit of %d bytes per call; write the file in parts with append=true", t.Name(), len(content), t.c.maxWrite))
 	}
-	res, err := t.c.writeFile(p, []byte(content), appendMode)
+	msg, ch, err := t.c.writeFile(p, []byte(content), appendMode)
 	if err != nil {
 		return failure(t.Name(), err)
 	}
-	return tool.OK(res)
+	res := tool.OK(msg)
+	res.Changes = []state.FileChange{ch}
+	return res
 }
 
-// writeFile writes content to the file the model named as arg and describes what it did.
-func (c *checker) writeFile(arg string, content []byte, appendMode bool) (string, error) {
+// writeFile writes content to the file the model named as arg, describes what it did and
+// records the change (digests before and after, a diff of a small text file).
+func (c *checker) writeFile(arg string, content []byte, appendMode bool) (string, state.FileChange, error) {
 	tg, err := c.openTarget(arg)
 	if err != nil {
-		return "", err
+		return "", state.FileChange{}, err
 	}
 	defer tg.dir.Close()
 	shown := c.display(tg.abs)
+	var before snapshot
+	if tg.old != nil {
+		if before, err = snap(tg.dir, tg.base); err != nil {
+			return "", state.FileChange{}, fmt.Errorf("read %s: %w", shown, err)
+		}
+	}
+	msg, err := c.put(tg, shown, content, appendMode)
+	if err != nil {
+		return "", state.FileChange{}, err
+	}
+	after, err := snap(tg.dir, tg.base)
+	if err != nil {
+		return "", state.FileChange{}, fmt.Errorf("read %s back: %w", shown, err)
+	}
+	return msg, change(shown, before, after), nil
+}
+
+// put replaces or appends to the target and describes what it did.
+func (c *checker) put(tg target, shown string, content []byte, appendMode bool) (string, error) {
 	if appendMode {
 		size, err := appendFile(tg.dir, tg.base, tg.old, content)
 		if err != nil {
@@ -173,11 +196,11 @@ func (c *checker) existing(dir *os.Root, base, arg, abs string) (fs.FileInfo, er
 		return nil, c.openError(arg, abs, err)
 	case old.Mode()&fs.ModeSymlink != 0:
 		target, _ := dir.Readlink(base)
-		return nil, deniedf("%s is a symlink (to %q); write_file does not write through symlinks, write the target path instead", c.display(abs), target)
+		return nil, deniedf(ruleSymlink, "%s is a symlink (to %q); write_file does not write through symlinks, write the target path instead", c.display(abs), target)
 	case old.IsDir():
 		return nil, fmt.Errorf("%s is a directory; give a file path", c.display(abs))
 	case !old.Mode().IsRegular():
-		return nil, deniedf("%s is not a regular file (%s); only regular files are written", c.display(abs), describeType(old.Mode()))
+		return nil, deniedf(ruleRegular, "%s is not a regular file (%s); only regular files are written", c.display(abs), describeType(old.Mode()))
 	}
 	return old, nil
 }
@@ -310,7 +333,7 @@ func appendFile(dir *os.Root, base string, old fs.FileInfo, content []byte) (int
 		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	} else {
 		if n := linkCount(old); n > 1 {
-			return 0, deniedf("the file has %d hard links, so appending would change the other names too; refused", n)
+			return 0, deniedf(ruleHardLink, "the file has %d hard links, so appending would change the other names too; refused", n)
 		}
 		f, err = dir.OpenFile(base, os.O_WRONLY|os.O_APPEND|oNonblock, 0)
 	}
@@ -323,7 +346,7 @@ func appendFile(dir *os.Root, base string, old fs.FileInfo, content []byte) (int
 		return 0, err
 	}
 	if old != nil && (!os.SameFile(old, fi) || !fi.Mode().IsRegular() || linkCount(fi) > 1) {
-		return 0, deniedf("the file changed while it was being opened; try again")
+		return 0, deniedf(ruleRace, "the file changed while it was being opened; try again")
 	}
 	if _, err := f.Write(content); err != nil {
 		return 0, err

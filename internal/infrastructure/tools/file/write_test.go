@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
 func TestWriteFile(t *testing.T) {
@@ -144,5 +146,33 @@ func assertNoTempFiles(t *testing.T, dir string) {
 	})
 	if diff := cmp.Diff([]string(nil), temps); diff != "" {
 		t.Errorf("temporary files left (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteRecordsTheChange: write_file records the file's digests before and after and, for
+// a text file, a unified diff; a binary file gets digests only.
+func TestWriteRecordsTheChange(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tools, err := NewTools(Policy{WorkDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tools[1]
+	res := w.Execute(t.Context(), tool.Invocation{Args: map[string]any{"path": "a.txt", "content": "one\n2\nthree\n"}})
+	if !res.Succeeded() || len(res.Changes) != 1 {
+		t.Fatalf("result = %+v, want one change", res)
+	}
+	c := res.Changes[0]
+	wantDiff := "--- a.txt\n+++ a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+2\n three\n"
+	if c.Path != "a.txt" || !strings.HasPrefix(c.Before, "sha256:") || !strings.HasPrefix(c.After, "sha256:") ||
+		c.Before == c.After || c.Diff != wantDiff {
+		t.Errorf("change = %+v, want digests and the diff\n%s", c, wantDiff)
+	}
+	res = w.Execute(t.Context(), tool.Invocation{Args: map[string]any{"path": "new.bin", "content": "a\x00b"}})
+	if c := res.Changes[0]; c.Before != "" || c.After == "" || c.Diff != "" || c.DiffOmitted != "after: binary" {
+		t.Errorf("change of a new binary file = %+v, want the digest after only", c)
 	}
 }

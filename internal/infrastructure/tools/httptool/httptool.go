@@ -208,12 +208,18 @@ func (t *Tool) checkRedirect(req *http.Request, via []*http.Request) error {
 		return &redirectError{msg: fmt.Sprintf("stopped after %d redirects (the limit)", t.maxRedirects)}
 	}
 	if _, err := t.checkURL(req.URL.String()); err != nil {
-		return &redirectError{msg: fmt.Sprintf("redirect to %s refused: %v", req.URL.Redacted(), err)}
+		return &redirectError{msg: fmt.Sprintf("redirect to %s refused: %v", req.URL.Redacted(), err), err: err}
 	}
 	return nil
 }
 
 // redirectError is a refused redirect.
-type redirectError struct{ msg string }
+type redirectError struct {
+	msg string
+	err error // the URL check's refusal, if that is why
+}
 
 func (e *redirectError) Error() string { return e.msg }
+
+// Unwrap returns the refusal, so that failure records it as one.
+func (e *redirectError) Unwrap() error { return e.err }

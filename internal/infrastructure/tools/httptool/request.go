@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -122,20 +121,17 @@ func (t *Tool) Execute(ctx context.Context, call tool.Invocation) tool.Result {
 	}
 	resp, err := t.client.Do(req.WithContext(ctx))
 	if err != nil {
-		return failure(fmt.Errorf("%s: %s", what, describe(err, timeout)))
+		return failure(described(what, err, timeout))
 	}
 	defer resp.Body.Close()
 	body, truncated, err := readCapped(resp.Body, t.maxBody)
 	if err != nil {
-		return failure(fmt.Errorf("%s: reading the response body: %s", what, describe(err, timeout)))
+		return failure(described(what+": reading the response body", err, timeout))
 	}
 	res := tool.OK(render(resp, body, truncated, t.maxBody))
 	res.Truncated = truncated
 	return res
 }
-
-// failure is an error result prefixed with the tool's name.
-func failure(err error) tool.Result { return tool.Errorf("http_request: " + err.Error()) }
 
 // buildRequest checks the arguments and builds the request. It returns the call's timeout.
 func (t *Tool) buildRequest(ctx context.Context, m map[string]any) (*http.Request, time.Duration, error) {
@@ -153,7 +149,7 @@ func (t *Tool) buildRequest(ctx context.Context, m map[string]any) (*http.Reques
 	}
 	method = strings.ToUpper(cmpOr(method, "GET"))
 	if !slices.Contains(t.methods, method) {
-		return nil, 0, fault.New(fault.Denied, "method %q is not allowed (allowed: %s)", method, strings.Join(t.methods, ", "))
+		return nil, 0, refusedf(ruleRequest, "method %q is not allowed (allowed: %s)", method, strings.Join(t.methods, ", "))
 	}
 	u, err := t.checkURL(raw)
 	if err != nil {
@@ -254,12 +250,12 @@ func setHeaders(req *http.Request, v any) error {
 		canon := http.CanonicalHeaderKey(name)
 		if canon == "Host" {
 			if !sameHost(value, req.URL) {
-				return fault.New(fault.Denied, "Host header %q differs from the URL's host %q; put the host you want in the URL", value, req.URL.Host)
+				return refusedf(ruleRequest, "Host header %q differs from the URL's host %q; put the host you want in the URL", value, req.URL.Host)
 			}
 			continue
 		}
 		if slices.Contains(refusedHeaders, canon) {
-			return fault.New(fault.Denied, "header %q is not allowed (hop-by-hop or set by the transport)", name)
+			return refusedf(ruleRequest, "header %q is not allowed (hop-by-hop or set by the transport)", name)
 		}
 		req.Header.Add(canon, value)
 	}

@@ -23,13 +23,13 @@ func (t *Tool) checkURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("bad URL: %w", err)
 	}
 	if s := strings.ToLower(u.Scheme); s != "http" && s != "https" {
-		return nil, fault.New(fault.Denied, "URL scheme %q is not allowed; use http or https", u.Scheme)
+		return nil, refusedf(ruleURL, "URL scheme %q is not allowed; use http or https", u.Scheme)
 	}
 	if u.Opaque != "" || u.Host == "" {
 		return nil, fmt.Errorf("URL %q has no host; write it as %s://host/path", raw, u.Scheme)
 	}
 	if u.User != nil {
-		return nil, fault.New(fault.Denied, "URLs with user information (user:password@) are refused; send credentials in a header")
+		return nil, refusedf(ruleURL, "URLs with user information (user:password@) are refused; send credentials in a header")
 	}
 	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	if host == "" {
@@ -52,21 +52,21 @@ func (t *Tool) checkURL(raw string) (*url.URL, error) {
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if ip.Zone() != "" {
-			return nil, fault.New(fault.Denied, "zoned IPv6 addresses (%s) are refused", host)
+			return nil, refusedf(ruleURL, "zoned IPv6 addresses (%s) are refused", host)
 		}
 		if err := t.check(ip); err != nil {
 			return nil, fault.Wrap(fault.Denied, err)
 		}
 		host = ip.String()
 	} else if numericHost(host) {
-		return nil, fault.New(fault.Denied, "host %q looks like an IPv4 address in a non-standard spelling; write it as a dotted quad (a.b.c.d)", host)
+		return nil, refusedf(ruleURL, "host %q looks like an IPv4 address in a non-standard spelling; write it as a dotted quad (a.b.c.d)", host)
 	}
 	if !t.hostAllowed(host, port) {
 		var raw []string
 		for _, h := range t.hosts {
 			raw = append(raw, h.raw)
 		}
-		return nil, fault.New(fault.Denied, "host %q is not in the allowed hosts [%s]", net.JoinHostPort(host, port), strings.Join(raw, " "))
+		return nil, refusedf(ruleHosts, "host %q is not in the allowed hosts [%s]", net.JoinHostPort(host, port), strings.Join(raw, " "))
 	}
 	return u, nil
 }

@@ -79,7 +79,7 @@ func TestAgentStepUsesMCPServerTools(t *testing.T) {
 		prov = player.Step(wf.Name, "take_notes")
 	}
 	clock := ports.ClockFunc(time.Now)
-	agents, err := agent.New(agent.Deps{Providers: &portstest.Providers{Use: prov}, Tools: ts.Invoker,
+	agents, err := agent.New(agent.Deps{Providers: &portstest.Providers{Use: prov}, Tools: ts.Invoker, Refusals: ts.Refuser,
 		Catalog: ts.Registry, Templater: templater.New(), Schemas: schema.New(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)

@@ -159,7 +159,7 @@ func runServe(ctx context.Context, opts *ServeOptions) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, closeCalls()) }()
-	srv, err := awfmcp.NewServer(awfmcp.ServerConfig{Name: "awf", Version: f.Version, Tools: infos, Invoker: ts.Invoker,
+	srv, err := awfmcp.NewServer(awfmcp.ServerConfig{Name: "awf", Version: f.Version, Tools: infos, Invoker: ts.Invoker, Refuser: ts.Refuser,
 		RunID: runID, Step: opts.Step, NewID: uuid.NewString, Scope: ts.Scope, Calls: calls, Log: f.Log()})
 	if err != nil {
 		return err

@@ -46,7 +46,7 @@ func TestServeRecoversFromPanickingTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := awfmcp.NewServer(awfmcp.ServerConfig{Tools: infos, Invoker: ts.Invoker, RunID: "run-1", NewID: uuid.NewString})
+	srv, err := awfmcp.NewServer(awfmcp.ServerConfig{Tools: infos, Invoker: ts.Invoker, Refuser: ts.Refuser, RunID: "run-1", NewID: uuid.NewString})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestServeWorkflowTools(t *testing.T) {
 			}
 			want := []row{
 				{"read_file", ports.OutcomeOK, ports.ByAuto},
-				{"read_file", ports.OutcomeError, ports.ByAuto},
+				{"read_file", ports.OutcomeDenied, ports.ByAuto}, // approved, then refused by the path policy
 				{"forbidden", ports.OutcomeDenied, ports.ByPolicy},
 				{"write_file", ports.OutcomeDenied, ports.ByNonInteractive},
 				{"greet", ports.OutcomeOK, ports.ByAuto},

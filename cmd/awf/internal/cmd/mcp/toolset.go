@@ -52,6 +52,8 @@ type Toolset struct {
 	// Invoker runs calls: the registry wrapped so that calls refused before the governed
 	// stage (unknown tool, invalid arguments) are audited too.
 	Invoker ports.ToolInvoker
+	// Refuser audits calls refused before Invoker (an unserved name, non-object arguments).
+	Refuser ports.CallRefuser
 	// MCP is the workflow's MCP servers as a tool source.
 	MCP *awfmcp.Source
 	// Scope is the template scope calls carry (inputs, env, workflow, run).
@@ -133,7 +135,7 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 	if err != nil {
 		return ts, err
 	}
-	ts.Invoker = gate.Invoker(ts.Registry)
+	ts.Invoker, ts.Refuser = gate.Invoker(ts.Registry), gate
 
 	sources, err := ts.sources(f, wf, req)
 	if err != nil {

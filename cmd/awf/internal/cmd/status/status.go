@@ -123,6 +123,9 @@ func Write(w io.Writer, v View) {
 	if run.Error != "" {
 		fmt.Fprintf(w, "error:    %s\n", l(run.Error))
 	}
+	for _, o := range run.Overrides {
+		fmt.Fprintf(w, "override: %s at %s%s\n", l(o.Flag), o.At.Format(time.RFC3339), overridden(o))
+	}
 	fmt.Fprintln(w, "steps:")
 	linked := map[string]bool{}
 	for _, name := range run.Order {
@@ -188,6 +191,22 @@ func describe(id string, sum *ports.RunSummary) string {
 		return l(id) + " (not found)"
 	}
 	return fmt.Sprintf("%s (%s, %s)", l(id), l(sum.Workflow), l(string(sum.Status)))
+}
+
+// overridden says what a resume overlooked: the files that had changed, what of a damaged
+// journal it dropped.
+func overridden(o state.Override) string {
+	var parts []string
+	if len(o.Changed) > 0 {
+		parts = append(parts, "changed: "+strings.Join(o.Changed, ", "))
+	}
+	if o.Dropped != "" {
+		parts = append(parts, "dropped: "+o.Dropped)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + render.Line(strings.Join(parts, "; ")) + ")"
 }
 
 // resumed says how often a run was resumed: its duration leaves out the waits between.

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/awf-dev/awf/internal/domain/ports"
+)
+
+// auditJSON runs awf audit -o json with args and decodes its records.
+func (e *env) auditJSON(args ...string) []ports.AuditRecord {
+	e.t.Helper()
+	r := e.mustRun(0, append([]string{"audit", "-o", "json"}, args...)...)
+	var recs []ports.AuditRecord
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var rec ports.AuditRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			e.t.Fatalf("audit line does not parse: %v\n%.300s", err, sc.Text())
+		}
+		recs = append(recs, rec)
+	}
+	return recs
+}
+
+// TestRefusalsInsideToolsAreDenials: a refusal by a layer inside a tool (the file tools' path
+// policy and protected paths, http_request's address guard and URL checks, the write size
+// gate) exits 5 from awf tools run and is an audit denial naming the layer and the rule, which
+// awf audit --decision deny and --outcome denied list.
+func TestRefusalsInsideToolsAreDenials(t *testing.T) {
+	e := newEnv(t)
+	e.write(".git/hooks/.keep", "")
+	e.write("ok.txt", "fine\n")
+	tests := []struct {
+		name        string
+		args        []string
+		layer, rule string
+	}{
+		{"path policy", []string{"read_file", "--arg", "path=/etc/passwd"}, "L1 os.Root", "sandbox.paths.read"},
+		{"protected path", []string{"write_file", "--arg", "path=.git/hooks/pre-commit", "--arg", "content=x", "--yes"}, "L1 os.Root", "protect"},
+		{"protected env", []string{"read_file", "--arg", "path=.env"}, "L1 os.Root", "protect"},
+		{"host guard", []string{"http_request", "--arg", "url=http://127.0.0.1:1/", "--yes"}, "L1 connect-time IP guard", "no private addresses"},
+		{"url rules", []string{"http_request", "--arg", "url=http://user:pw@example.com/", "--yes"}, "L1 URL check", "URL rules"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.mustRun(5, append([]string{"tools", "run"}, tc.args...)...)
+			if !strings.Contains(r.stderr, "was denied") {
+				t.Errorf("stderr = %q, want a denial", r.stderr)
+			}
+		})
+	}
+	e.mustRun(0, "tools", "run", "read_file", "--arg", "path=ok.txt")
+	denied := e.auditJSON("--decision", "deny")
+	if len(denied) != len(tests) {
+		t.Fatalf("awf audit --decision deny lists %d records, want %d: %+v", len(denied), len(tests), denied)
+	}
+	for i, tc := range tests {
+		rec := denied[i]
+		v := rec.Verdict
+		if v == nil || rec.Outcome != ports.OutcomeDenied || v.Decision != "deny" || v.By != ports.ByTool ||
+			v.Layer != tc.layer || v.Rule != tc.rule || v.Reason == "" {
+			t.Errorf("%s: record outcome %q, verdict %+v; want denied by %s under %s", tc.name, rec.Outcome, v, tc.layer, tc.rule)
+		}
+		if rec.Sandbox == nil || rec.Sandbox.Decision != "deny" {
+			t.Errorf("%s: sandbox part %+v, want deny", tc.name, rec.Sandbox)
+		}
+	}
+	if got := e.auditJSON("--outcome", "denied"); len(got) != len(tests) {
+		t.Errorf("awf audit --outcome denied lists %d records, want %d", len(got), len(tests))
+	}
+	allowed := e.auditJSON("--decision", "allow")
+	if len(allowed) != 1 || allowed[0].Verdict == nil || allowed[0].Verdict.Decision != "allow" ||
+		slices.Contains([]string{"", "deny"}, allowed[0].Verdict.Decision) {
+		t.Errorf("allowed records = %+v, want the one read of ok.txt with an allow verdict", allowed)
+	}
+}
