@@ -111,7 +111,7 @@ func TestTurnsRecordFinishReasons(t *testing.T) {
 	if err == nil {
 		t.Fatal("a cut-off answer did not fail the step")
 	}
-	want := []state.Turn{{FinishReason: "stop"}, {FinishReason: "tool_calls"}, {FinishReason: "length"}}
+	want := []state.Turn{{FinishReason: "stop"}, {FinishReason: "tool_calls", Calls: []string{"call_1"}}, {FinishReason: "length", Text: "Once"}}
 	if diff := cmp.Diff(want, out.Turns); diff != "" {
 		t.Errorf("turns (-want +got):\n%s", diff)
 	}

@@ -52,6 +52,8 @@ type loop struct {
 	turn   int
 	calls  int
 	tokens state.Tokens
+	// endpoint and cassette are the provider's, for the step's record.
+	endpoint, cassette string
 	// turns records each reply, those of earlier attempts first.
 	turns     []state.Turn
 	stoppedBy string
@@ -219,7 +221,11 @@ func (l *loop) system() string {
 func (l *loop) accept(resp ports.ChatResponse) []state.CallRef {
 	l.turn++
 	l.tokens.Add(resp.Usage)
-	l.turns = append(l.turns, state.Turn{FinishReason: resp.FinishReason, Divergence: resp.Divergence})
+	turn := state.Turn{FinishReason: resp.FinishReason, Divergence: resp.Divergence, Text: resp.Content}
+	if resp.Usage != (state.Tokens{}) {
+		u := resp.Usage
+		turn.Usage = &u
+	}
 	if resp.Divergence != "" {
 		l.warn("replay: " + resp.Divergence)
 	}
@@ -230,7 +236,9 @@ func (l *loop) accept(resp ports.ChatResponse) []state.CallRef {
 		}
 		l.ids[c.ID] = true
 		calls = append(calls, c)
+		turn.Calls = append(turn.Calls, c.ID)
 	}
+	l.turns = append(l.turns, turn)
 	l.content = resp.Content
 	l.cutOff = resp.FinishReason == ports.FinishLength
 	l.append(state.Message{Role: "assistant", Content: resp.Content, ToolCalls: calls, Thinking: resp.Thinking})
@@ -280,6 +288,7 @@ func (l *loop) save(ctx context.Context, mutate func(*state.StepState)) error {
 		if len(turns) > 0 {
 			s.Turns = turns
 		}
+		s.Agent = l.agentRecord()
 		if conv != nil {
 			s.Conversation = conv
 		}
@@ -307,7 +316,7 @@ func (l *loop) conversation() *state.Conversation {
 // outcome is what the step records, also when it fails.
 func (l *loop) outcome(resp any) runner.StepOutcome {
 	o := runner.StepOutcome{Output: l.content, Response: resp, Conversation: l.conversation(),
-		Turns: l.turns[:len(l.turns):len(l.turns)]}
+		Turns: l.turns[:len(l.turns):len(l.turns)], Agent: l.agentRecord()}
 	if l.tokens != (state.Tokens{}) {
 		t := l.tokens
 		o.Tokens = &t
@@ -342,4 +351,9 @@ func firstLine(s string, n int) string {
 		s = s[:cut] + "..."
 	}
 	return s
+}
+
+// agentRecord says which model the step talks to, for its record.
+func (l *loop) agentRecord() *state.AgentRecord {
+	return &state.AgentRecord{Provider: l.provName, Model: l.model, Endpoint: l.endpoint, Cassette: l.cassette}
 }

@@ -161,6 +161,7 @@ func (l *loop) provider(ctx context.Context) error {
 		return fault.New(fault.System, "provider %q: resolved to nothing", l.a.Provider)
 	}
 	l.prov, l.provName, l.model = rp.Provider, rp.Name, rp.Model
+	l.endpoint, l.cassette = rp.Endpoint, rp.Cassette
 	if l.provName == "" {
 		l.provName = l.a.Provider
 	}

@@ -29,6 +29,8 @@ type StepOutcome struct {
 	Conversation *state.Conversation
 	// Turns are an agent step's model replies, those of earlier attempts included.
 	Turns []state.Turn
+	// Agent is an agent step's model (provider, model, endpoint, cassette).
+	Agent *state.AgentRecord
 	Vars  map[string]string
 }
 
@@ -240,6 +242,9 @@ func record(s *state.StepState, out StepOutcome) {
 	}
 	if out.Conversation != nil {
 		s.Conversation = out.Conversation
+	}
+	if out.Agent != nil {
+		s.Agent = out.Agent
 	}
 	if out.Turns != nil {
 		s.Turns = out.Turns

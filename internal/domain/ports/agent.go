@@ -120,6 +120,10 @@ type ResolvedProvider struct {
 	// Options are request options from the provider's configuration (temperature, ...);
 	// the step's options override them key by key.
 	Options map[string]any
+	// Endpoint is the host of the provider's base URL ("" for a CLI or a replay), and
+	// Cassette the --replay or --record file: for the step's record.
+	Endpoint string
+	Cassette string
 	// Handoff names the agent CLI (claude, codex, gemini) that gets the step's tools through
 	// `awf mcp serve` and calls them itself; "" when the model's calls come back to the loop.
 	Handoff string

@@ -193,6 +193,8 @@ type StepState struct {
 	ToolStats    *ToolStats       `yaml:"tool_stats,omitempty" json:"tool_stats,omitempty"`
 	Tokens       *Tokens          `yaml:"tokens,omitempty" json:"tokens,omitempty"`
 	Conversation *Conversation    `yaml:"conversation,omitempty" json:"conversation,omitempty"`
+	// Agent is an agent step's model: provider, model, endpoint host and cassette.
+	Agent *AgentRecord `yaml:"agent,omitempty" json:"agent,omitempty"`
 	// Turns records each model reply of an agent step, in order, across resumed attempts.
 	Turns []Turn            `yaml:"turns,omitempty" json:"turns,omitempty"`
 	Vars  map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
@@ -325,6 +327,12 @@ func (t *Tokens) Add(o Tokens) {
 
 // Turn is one model reply of an agent step.
 type Turn struct {
+	// Usage is the tokens of this reply, where the provider reports them.
+	Usage *Tokens `yaml:"usage,omitempty" json:"usage,omitempty"`
+	// Text is the model's text in this reply (what it said between or before its calls).
+	Text string `yaml:"text,omitempty" json:"text,omitempty"`
+	// Calls are the ids of the tool calls the reply asked for.
+	Calls []string `yaml:"calls,omitempty" json:"calls,omitempty"`
 	// FinishReason is why the reply ended: stop, tool_calls, length, refusal,
 	// content_filter, or a provider's own reason.
 	FinishReason string `yaml:"finish_reason" json:"finish_reason"`
@@ -386,4 +394,13 @@ func (r *ToolCallResult) Equal(o *ToolCallResult) bool {
 		r.Approval == o.Approval && r.Denied == o.Denied && r.Layer == o.Layer && r.Rule == o.Rule &&
 		r.Truncated == o.Truncated && r.Cached == o.Cached &&
 		slices.EqualFunc(r.Command, o.Command, slices.Equal) && slices.Equal(r.Changes, o.Changes)
+}
+
+// AgentRecord says which model an agent step talked to: the provider's name, the model asked
+// for, the host of the provider's base URL, and the --replay or --record cassette file.
+type AgentRecord struct {
+	Provider string `yaml:"provider" json:"provider"`
+	Model    string `yaml:"model,omitempty" json:"model,omitempty"`
+	Endpoint string `yaml:"endpoint,omitempty" json:"endpoint,omitempty"`
+	Cassette string `yaml:"cassette,omitempty" json:"cassette,omitempty"`
 }

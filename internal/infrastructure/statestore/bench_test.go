@@ -212,3 +212,18 @@ func benchAgentSaves(b *testing.B, save func(*Store, *state.RunState) error) {
 		}
 	}
 }
+
+// BenchmarkLock is what owning a run costs: Lock and unlock, once per run or resume.
+func BenchmarkLock(b *testing.B) {
+	s, err := New(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		unlock, err := s.Lock(b.Context(), "run")
+		if err != nil {
+			b.Fatal(err)
+		}
+		unlock()
+	}
+}

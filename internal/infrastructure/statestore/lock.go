@@ -125,8 +125,12 @@ func unlockFile(f *os.File, p string) {
 func writeOwner(f *os.File) {
 	host, _ := os.Hostname()
 	text := fmt.Sprintf("pid: %d\nhost: %s\nsince: %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
-	if f.Truncate(0) == nil {
-		_, _ = f.WriteAt([]byte(text), 0)
+	// Cut to length only when a killed owner left more: a truncation costs milliseconds on
+	// ext4 (it commits its journal), and the file is nearly always new.
+	if _, err := f.WriteAt([]byte(text), 0); err == nil {
+		if fi, err := f.Stat(); err == nil && fi.Size() > int64(len(text)) {
+			_ = f.Truncate(int64(len(text)))
+		}
 	}
 }
 

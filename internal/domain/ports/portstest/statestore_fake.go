@@ -296,8 +296,15 @@ func cloneStep(s *state.StepState) *state.StepState {
 		}
 	}
 	c.ToolStats = clonePtr(s.ToolStats)
+	c.Agent = clonePtr(s.Agent)
+	if s.Turns != nil {
+		c.Turns = make([]state.Turn, len(s.Turns))
+		for i, t := range s.Turns {
+			t.Usage, t.Calls = clonePtr(t.Usage), slices.Clone(t.Calls)
+			c.Turns[i] = t
+		}
+	}
 	c.Tokens = clonePtr(s.Tokens)
-	c.Turns = slices.Clone(s.Turns)
 	if s.Conversation != nil {
 		conv := *s.Conversation
 		if conv.Messages != nil {

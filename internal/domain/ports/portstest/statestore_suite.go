@@ -132,7 +132,10 @@ func fullStep(exit *int) *state.StepState {
 		},
 		ToolStats: &state.ToolStats{TotalCalls: 3, Successful: 1, Failed: 1, Denied: 1, TotalDurationMs: 38},
 		Tokens:    &state.Tokens{Input: 100, Output: 50, Total: 150},
-		Turns:     []state.Turn{{FinishReason: "tool_calls", Divergence: "messages[3]: the call failed now"}, {FinishReason: "length"}},
+		Turns: []state.Turn{{FinishReason: "tool_calls", Divergence: "messages[3]: the call failed now",
+			Usage: &state.Tokens{Input: 10, Output: 5, Total: 15}, Text: "Let me read it.", Calls: []string{"call_001"}},
+			{FinishReason: "length"}},
+		Agent: &state.AgentRecord{Provider: "claude", Model: "m-1", Endpoint: "api.example.com", Cassette: "c.yaml"},
 		Conversation: &state.Conversation{Turns: 2, StoppedBy: "stop_condition", Messages: []state.Message{
 			{Role: "system", Content: "You are a careful engineer.\nUse tools."},
 			{Role: "user", Content: "Implement the feature."},

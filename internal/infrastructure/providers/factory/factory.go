@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"maps"
 	"net"
 	"net/http"
@@ -170,7 +171,8 @@ func (f *Factory) Provider(_ context.Context, ref ports.ProviderRef) (ports.Reso
 	if f.recorder != nil {
 		p = f.recorder.Wrap(wfName, ref.Step, p)
 	}
-	return ports.ResolvedProvider{Provider: p, Name: name, Model: model, Options: reqOpts, Handoff: handoff}, nil
+	return ports.ResolvedProvider{Provider: p, Name: name, Model: model, Options: reqOpts, Handoff: handoff,
+		Endpoint: endpointHost(s.BaseURL), Cassette: cmp.Or(f.o.Record, tr.cassette)}, nil
 }
 
 // model picks the step's model: --model, else the step's options.model, else the provider's
@@ -196,7 +198,17 @@ func (f *Factory) replayed(ref ports.ProviderRef, wfName, name, model string, op
 	if name != "" {
 		label = name + " (replayed)"
 	}
-	return ports.ResolvedProvider{Provider: f.player.Step(wfName, ref.Step), Name: label, Model: model, Options: opts}
+	return ports.ResolvedProvider{Provider: f.player.Step(wfName, ref.Step), Name: label, Model: model, Options: opts,
+		Cassette: f.o.Replay}
+}
+
+// endpointHost is the host (and port) of a base URL, for the record; "" when there is none.
+func endpointHost(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	return u.Host
 }
 
 // Close writes the recording, if any.
