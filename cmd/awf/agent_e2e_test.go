@@ -255,6 +255,15 @@ func TestAgentErrorsGoBackToTheModel(t *testing.T) {
 		return msgs[len(msgs)-1]
 	}
 
+	t.Run("model record", func(t *testing.T) {
+		if a := st.Agent; a == nil || a.Provider == "" || !strings.HasSuffix(a.Cassette, "sent.yaml") {
+			t.Errorf("agent record = %+v, want the provider and the --record cassette", a)
+		}
+		if len(st.Turns) != 3 || !slices.Equal(st.Turns[0].Calls, []string{"call_1"}) ||
+			!slices.Equal(st.Turns[1].Calls, []string{"call_2"}) || st.Turns[2].Text == "" {
+			t.Errorf("turns = %+v, want 3 with the calls of each and the final text", st.Turns)
+		}
+	})
 	t.Run("denied", func(t *testing.T) {
 		c := st.ToolCalls[0]
 		if c.Tool != "write_file" || c.Result == nil || !c.Result.Denied || c.Result.Success {
