@@ -295,7 +295,7 @@ func TestSecurityAttacks(t *testing.T) {
 			errHas: []string{"timed out after 1s"}},
 		{step: "shell_setsid", tool: "shell", status: state.Completed, outcome: "ok", needs: "setsid",
 			contained: func(t *testing.T, s state.StepState) {
-				if s.Output != "setsid-started\n" {
+				if s.Output != "setsid-started" {
 					t.Fatalf("the setsid child never started (output %q): the row proves nothing", s.Output)
 				}
 				// awf has exited; a survivor would still be running. The kernel reaps the killed
@@ -328,7 +328,7 @@ func TestSecurityAttacks(t *testing.T) {
 			errHas: []string{`host "127.1" looks like an IPv4 address in a non-standard spelling`}, contained: noHit},
 		{step: "legit_read", tool: "read_file", status: state.Completed, outcome: "ok",
 			contained: func(t *testing.T, s state.StepState) {
-				if s.Output != "package src\n" {
+				if s.Output != "package src" { // a tool step loses one trailing newline
 					t.Errorf("output = %q, want the content of src/x.go", s.Output)
 				}
 			}},
