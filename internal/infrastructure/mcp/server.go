@@ -168,12 +168,17 @@ func (s *Server) Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser
 	return nil
 }
 
-// Handler serves clients over streamable HTTP, one session each. It refuses requests whose
-// Host header is not a loopback name when it listens on loopback (DNS rebinding).
+// Handler serves clients over streamable HTTP, statelessly: every POST is answered on its own,
+// with no Mcp-Session-Id, so a client of any protocol version the SDK supports works (a
+// 2026-07-28 client sends no initialize; a stateful server refuses its calls with -32022). The
+// server asks clients nothing (approvals go to the terminal), so nothing needs a session.
+// The SDK refuses, with 403, a request that reached a loopback address under a Host that is
+// not a loopback name (DNS rebinding); checkOrigin refuses a browser's page from elsewhere.
 func (s *Server) Handler() http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
-		Logger: s.cfg.Log,
-	})
+	return checkOrigin(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
+		Stateless: true,
+		Logger:    s.cfg.Log,
+	}))
 }
 
 // handler runs one call of the named tool through the invoker and records it in the
@@ -240,16 +245,17 @@ func (s *Server) record(rec state.ToolCallRecord) {
 }
 
 // step names the caller in records: ServerConfig.Step, else "mcp:" and the client's name, or
-// "mcp".
+// "mcp" when it is unknown (a stateless HTTP request of a protocol older than 2026-07-28 does
+// not carry it).
 func (s *Server) step(req *sdk.CallToolRequest) string {
 	if s.cfg.Step != "" {
 		return s.cfg.Step
 	}
-	if req == nil || req.Session == nil {
+	if req == nil {
 		return "mcp"
 	}
-	if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil && p.ClientInfo.Name != "" {
-		return "mcp:" + p.ClientInfo.Name
+	if info := req.ClientInfo(); info != nil && info.Name != "" {
+		return "mcp:" + info.Name
 	}
 	return "mcp"
 }
