@@ -85,3 +85,34 @@ func TestExampleWorkflowsCompile(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitectureNamesEveryPackage keeps docs/architecture.md's map of the code whole: every
+// package under internal/domain, internal/application and internal/infrastructure, and every
+// command under cmd/awf/internal/cmd, is named in it.
+func TestArchitectureNamesEveryPackage(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, layer := range []string{"internal/domain", "internal/application", "internal/infrastructure", "cmd/awf/internal/cmd"} {
+		entries, err := os.ReadDir(layer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			name := e.Name()
+			if layer == "cmd/awf/internal/cmd" {
+				if !strings.Contains(string(doc), name) {
+					t.Errorf("docs/architecture.md does not name the command package %s/%s", layer, name)
+				}
+				continue
+			}
+			if !strings.Contains(string(doc), name+"/") {
+				t.Errorf("docs/architecture.md does not name %s/%s/", layer, name)
+			}
+		}
+	}
+}

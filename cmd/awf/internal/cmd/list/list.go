@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,7 +16,7 @@ import (
 )
 
 // Dirs are where `awf list` looks, relative to the working directory.
-var Dirs = []string{"workflows", filepath.Join(".awf", "workflows")}
+var Dirs = cmdutil.WorkflowDirs
 
 // Options are everything `awf list` needs.
 type Options struct {
@@ -56,7 +55,7 @@ type Entry struct {
 func runList(ctx context.Context, opts *Options) error {
 	var entries []Entry
 	for _, dir := range Dirs {
-		files, err := workflowFiles(dir)
+		files, err := cmdutil.WorkflowFiles(dir)
 		if err != nil {
 			return err
 		}
@@ -84,19 +83,6 @@ func runList(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", render.Line(e.Name), render.Line(e.File), render.Line(firstLine(desc)))
 	}
 	return tw.Flush()
-}
-
-func workflowFiles(dir string) ([]string, error) {
-	var files []string
-	for _, pat := range []string{"*.yaml", "*.yml"} {
-		m, err := filepath.Glob(filepath.Join(dir, pat))
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, m...)
-	}
-	slices.Sort(files)
-	return files, nil
 }
 
 func describe(f *cmdutil.Factory, file string) Entry {

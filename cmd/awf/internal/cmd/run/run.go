@@ -63,7 +63,8 @@ func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 	cmd := &cobra.Command{
 		Use:   "run WORKFLOW",
 		Short: "Run a workflow",
-		Long: `Run a workflow file. Inputs come from --input NAME=VALUE (repeatable) and
+		Long: `Run a workflow file, or a workflow by the name ` + "`awf list`" + ` shows for it (found in
+./workflows and ./.awf/workflows, by file name, then by the name: it declares). Inputs come from --input NAME=VALUE (repeatable) and
 --input-file FILE.yaml; missing required inputs are asked for on a terminal and are an error
 elsewhere. Progress goes to stderr; the workflow's output (or, with --output json, one JSON
 object with run_id, status, state_file and output) goes to stdout.`,
@@ -72,7 +73,7 @@ object with run_id, status, state_file and output) goes to stdout.`,
   awf run deploy.yaml --dry-run`,
 		Args: cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
+			opts.File = cmdutil.ResolveWorkflow(f.Loader(), args[0])
 			if runF == nil {
 				runF = runRun
 			}

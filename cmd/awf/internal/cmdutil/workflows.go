@@ -1,0 +1,58 @@
+package cmdutil
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/awf-dev/awf/internal/domain/ports"
+)
+
+// WorkflowDirs are where `awf list` looks for workflows, and where `awf run NAME` finds the
+// workflow a name stands for, relative to the working directory.
+var WorkflowDirs = []string{"workflows", filepath.Join(".awf", "workflows")}
+
+// WorkflowFiles lists the YAML files of dir, sorted; a missing dir has none.
+func WorkflowFiles(dir string) ([]string, error) {
+	var files []string
+	for _, pat := range []string{"*.yaml", "*.yml"} {
+		m, err := filepath.Glob(filepath.Join(dir, pat))
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, m...)
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// ResolveWorkflow turns what the user typed after `awf run` into a file: a path that exists
+// is itself; a bare name (no directory, no .yaml) is the workflow `awf list` shows under that
+// name, found by file name first (NAME.yaml in WorkflowDirs), then by the name: a workflow
+// file declares. Anything else is returned as given, for the loader's own "no such file".
+func ResolveWorkflow(l ports.WorkflowLoader, arg string) string {
+	if _, err := os.Stat(arg); err == nil || strings.ContainsRune(arg, filepath.Separator) ||
+		filepath.Ext(arg) == ".yaml" || filepath.Ext(arg) == ".yml" {
+		return arg
+	}
+	var all []string
+	for _, dir := range WorkflowDirs {
+		files, err := WorkflowFiles(dir)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".yaml"), ".yml") == arg {
+				return f
+			}
+		}
+		all = append(all, files...)
+	}
+	for _, f := range all {
+		if wf, _ := l.Load(f); wf != nil && wf.Name == arg {
+			return f
+		}
+	}
+	return arg
+}
