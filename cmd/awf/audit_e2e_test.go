@@ -79,3 +79,50 @@ func TestRefusalsInsideToolsAreDenials(t *testing.T) {
 		t.Errorf("allowed records = %+v, want the one read of ok.txt with an allow verdict", allowed)
 	}
 }
+
+// TestRecordOfWhatRan: the state file and the audit log say what ran: a custom command tool's
+// argv after binding, with its arguments as the tool got them (an integer stays an integer),
+// and a shell step's bound command with its exit code and duration.
+func TestRecordOfWhatRan(t *testing.T) {
+	e := newEnv(t)
+	e.write("wf.yaml", `name: record
+tools:
+  - name: count
+    description: Print a count and a word
+    command: "printf '%s %s' {{args.n}} {{args.word}}"
+    parameters:
+      - {name: n, type: integer, required: true}
+      - {name: word, type: string, required: true}
+    approval: auto
+steps:
+  - {name: greet, type: shell, command: "echo {{inputs.who}} done"}
+  - {name: tally, type: tool, tool: count, args: {n: "2", word: "a b; c"}}
+inputs:
+  - {name: who, default: "x y"}
+`)
+	res := e.runJSON(0, "run", "wf.yaml")
+	st := e.state(res.RunID)
+	greet := st.States["greet"]
+	if want := [][]string{{"echo", "x y", "done"}}; !slices.EqualFunc(greet.Command, want, slices.Equal) ||
+		greet.ExitCode == nil || *greet.ExitCode != 0 || greet.DurationMs < 0 {
+		t.Errorf("shell step record: command %q, exit %v; want %q and exit 0", greet.Command, greet.ExitCode, want)
+	}
+	calls := st.States["tally"].ToolCalls
+	if len(calls) != 1 || calls[0].Result == nil {
+		t.Fatalf("tool step calls = %+v, want one with a result", calls)
+	}
+	want := [][]string{{"printf", "%s %s", "2", "a b; c"}}
+	c := calls[0]
+	if !slices.EqualFunc(c.Result.Command, want, slices.Equal) {
+		t.Errorf("state command = %q, want %q", c.Result.Command, want)
+	}
+	if n, ok := c.Arguments["n"].(uint64); !ok || n != 2 {
+		if f, ok := c.Arguments["n"].(int); !ok || f != 2 {
+			t.Errorf("state arguments = %#v, want n as the integer 2 (after coercion)", c.Arguments)
+		}
+	}
+	recs := e.auditJSON("--tool", "count")
+	if len(recs) != 1 || !slices.EqualFunc(recs[0].Command, want, slices.Equal) {
+		t.Errorf("audit records of count = %+v, want one with command %q", recs, want)
+	}
+}

@@ -79,7 +79,7 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 			s.ToolCalls[idx].Result = &result
 			s.ToolCalls[idx].InFlight = false
 			if res.Args != nil { // as the tool got them: coerced to the schema's types
-				s.ToolCalls[idx].Arguments = res.Args
+				s.ToolCalls[idx].Arguments = tool.PlainArgs(res.Args)
 			}
 		}
 		if s.ToolStats == nil {

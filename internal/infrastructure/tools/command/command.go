@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ func (t *Tool) request(template string, call tool.Invocation) (ports.ProcessRequ
 	scope := make(ports.Scope, len(t.cfg.Scope)+len(call.Scope)+1)
 	maps.Copy(scope, t.cfg.Scope)
 	maps.Copy(scope, call.Scope)
-	scope["args"] = plainArgs(tool.Defaults(t.params, call.Args))
+	scope["args"] = tool.PlainArgs(tool.Defaults(t.params, call.Args))
 	bound, err := t.cfg.Templater.Command(template, scope)
 	switch {
 	case fault.KindOf(err) == fault.Denied:
@@ -197,27 +196,6 @@ func stderrTail(s string) string {
 		s = "..." + s[len(s)-maxStderr:]
 	}
 	return "\nstderr:\n" + s
-}
-
-// plainArgs gives templates numbers they can compute with: a json.Number becomes an int64 or
-// a float64 (one too large for both stays the decimal text).
-func plainArgs(args map[string]any) map[string]any {
-	out := make(map[string]any, len(args))
-	for k, v := range args {
-		n, ok := v.(json.Number)
-		if !ok {
-			out[k] = v
-			continue
-		}
-		if i, err := n.Int64(); err == nil {
-			out[k] = i
-		} else if f, err := n.Float64(); err == nil && !math.IsInf(f, 0) {
-			out[k] = f
-		} else {
-			out[k] = n.String()
-		}
-	}
-	return out
 }
 
 // summary is "name key=value ..." for people, each value shortened.

@@ -63,7 +63,8 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 		Use:   "serve",
 		Short: "Serve tools to MCP clients, every call governed",
 		Long: `Serve tools over the Model Context Protocol: on standard input and output (stdio, the
-default) or, with --http ADDR, over streamable HTTP on a loopback address. Choose the tools with
+default) or, with --http ADDR, over stateless streamable HTTP on a loopback address (a request
+from a browser page of another origin, or naming a foreign Host, is refused). Choose the tools with
 --tools a,b (by name, including MCP tools of the workflow's servers as server.tool or server.*),
 --workflow FILE (the workflow's tools: list, unless --tools narrows it) or --all.
 
