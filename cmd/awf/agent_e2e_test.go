@@ -530,12 +530,12 @@ func checkWireRequests(t *testing.T, reqs []fakeRequest) {
 }
 
 // comparableState clears what differs between two runs of the same thing: ids, times,
-// durations.
+// durations, and the model an agent step talked to (a replay records the cassette's).
 func comparableState(s *state.RunState) *state.RunState {
 	s.ID = ""
 	s.StartedAt, s.UpdatedAt, s.FinishedAt = time.Time{}, time.Time{}, nil
 	for _, st := range s.States {
-		st.StartedAt, st.FinishedAt, st.DurationMs = nil, nil, 0
+		st.StartedAt, st.FinishedAt, st.DurationMs, st.Agent = nil, nil, 0, nil
 		for i := range st.ToolCalls {
 			if r := st.ToolCalls[i].Result; r != nil {
 				r.DurationMs = 0
