@@ -290,7 +290,16 @@ func (f *Flow) ask(ctx context.Context, req Request, s setting) (ports.ApprovalD
 	case err != nil:
 		return f.nobody(req, err)
 	}
-	return f.answered(req, key, ans), nil
+	d := f.answered(req, key, ans)
+	if d.By == ports.ByUser {
+		if id, ok := f.cfg.Approver.(ports.ApproverIdentity); ok {
+			d.User, d.TTY = id.Identity()
+		}
+		if d.Allowed {
+			d.Reason = askReason(req, s) + "; the person answered " + string(ans)
+		}
+	}
+	return d, nil
 }
 
 func askReason(req Request, s setting) string {

@@ -270,7 +270,8 @@ func approvalRecord(ad ports.ApprovalDecision) *ports.AuditApproval {
 	if ad.Allowed {
 		d = ports.DecisionAllow
 	}
-	return &ports.AuditApproval{Decision: d, By: ad.By, Rule: ad.Rule, Answer: string(ad.Answer)}
+	return &ports.AuditApproval{Decision: d, By: ad.By, Rule: ad.Rule, Answer: string(ad.Answer),
+		User: ad.User, TTY: ad.TTY, Reason: ad.Reason}
 }
 
 // meta returns the tool's one-line summary of the call; a panicking Meta gives none.

@@ -74,20 +74,23 @@ func TestDenials(t *testing.T) {
 		},
 		{
 			name: "user", opts: options{approval: approval.Config{Approver: userSaysNo}}, tool: "shell", args: map[string]any{"command": "rm -rf build"},
-			by: "user", message: "denied by the user", approval: &ports.AuditApproval{Decision: "deny", By: "user", Answer: "no"}, sandbox: "allow",
+			by: "user", message: "denied by the user", approval: &ports.AuditApproval{Decision: "deny", By: "user", Answer: "no",
+				Reason: "denied by the user: the person at the terminal refused this call; do not retry it, try another way or explain what you need"}, sandbox: "allow",
 			verdict: ports.AuditVerdict{Decision: "deny", By: "user", Layer: "approval"},
 		},
 		{
 			name: "no terminal", tool: "shell", args: map[string]any{"command": "make"},
 			by: "non_interactive", message: "denied: approval required and no terminal (run with --yes or --approve auto)",
-			approval: &ports.AuditApproval{Decision: "deny", By: "non_interactive", Rule: "--non-interactive=deny"}, sandbox: "allow",
+			approval: &ports.AuditApproval{Decision: "deny", By: "non_interactive", Rule: "--non-interactive=deny",
+				Reason: "denied: approval required and no terminal (run with --yes or --approve auto)"}, sandbox: "allow",
 			verdict: ports.AuditVerdict{Decision: "deny", By: "non_interactive", Layer: "approval", Rule: "--non-interactive=deny"},
 		},
 		{
 			name: "approval deny mode", opts: options{approval: approval.Config{Tools: []workflow.ToolSpec{{Name: "shell", Approval: "deny"}}}},
 			tool: "shell", args: map[string]any{"command": "ls"},
 			by: "policy", message: `denied: tool "shell" may not be called in this workflow (tools.shell.approval: deny)`,
-			approval: &ports.AuditApproval{Decision: "deny", By: "policy", Rule: "tools.shell.approval"}, sandbox: "allow",
+			approval: &ports.AuditApproval{Decision: "deny", By: "policy", Rule: "tools.shell.approval",
+				Reason: `denied: tool "shell" may not be called in this workflow (tools.shell.approval: deny)`}, sandbox: "allow",
 			verdict: ports.AuditVerdict{Decision: "deny", By: "policy", Layer: "approval", Rule: "tools.shell.approval"},
 		},
 		{

@@ -107,6 +107,16 @@ type ApprovalDecision struct {
 	Answer Answer
 	// Reason is the message for the model when the call is denied.
 	Reason string
+	// User and TTY say who answered when a person did: the OS user running awf and the
+	// terminal the answer came from (see ApproverIdentity).
+	User, TTY string
+}
+
+// ApproverIdentity is implemented by approvers that know who answers: the OS user and the
+// terminal device. The approval flow records both with every answer a person gives, so the
+// audit log says who allowed a call, not only that a person did.
+type ApproverIdentity interface {
+	Identity() (user, tty string)
 }
 
 // GovernedCall is one tool call as the policy sees it.
@@ -267,6 +277,11 @@ type AuditApproval struct {
 	By       string `json:"by,omitempty"`
 	Rule     string `json:"rule,omitempty"`
 	Answer   string `json:"answer,omitempty"`
+	// User and TTY are who answered at the prompt (the OS user, the terminal device).
+	User string `json:"user,omitempty"`
+	TTY  string `json:"tty,omitempty"`
+	// Reason says why: the message a denied call's model got, or why the call was asked about.
+	Reason string `json:"reason,omitempty"`
 }
 
 // AuditSandbox is the sandbox part of an audit record: the policy's decision and the
