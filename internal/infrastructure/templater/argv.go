@@ -1,7 +1,9 @@
 package templater
 
 import (
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -35,38 +37,79 @@ func argv(script string, vars map[string]string) [][]string {
 	return out
 }
 
-// staticWord is the value of word parts that hold only literal text and bound variables.
+// maxArgvWord bounds a word of the recorded argv: a longer one (a 10 MB value bound into
+// printf, say) is recorded as its first argvWordHead bytes and its size, so the record says
+// what ran without holding, or copying, the value again.
+const (
+	maxArgvWord  = 1024
+	argvWordHead = 256
+)
+
+// staticWord is the value of word parts that hold only literal text and bound variables, at
+// most maxArgvWord bytes of it with a note of the size past that.
 func staticWord(parts []syntax.WordPart, vars map[string]string) (string, bool) {
-	var b strings.Builder
+	var w wordBuf
+	if !w.add(parts, vars) {
+		return "", false
+	}
+	if w.n > maxArgvWord {
+		return fmt.Sprintf("%s... (%d bytes)", cutUTF8(w.b.String(), argvWordHead), w.n), true
+	}
+	return w.b.String(), true
+}
+
+// wordBuf builds a word, keeping at most maxArgvWord+1 bytes of it and counting all of them.
+type wordBuf struct {
+	b strings.Builder
+	n int
+}
+
+func (w *wordBuf) write(s string) {
+	w.n += len(s)
+	if room := maxArgvWord + 1 - w.b.Len(); room > 0 {
+		w.b.WriteString(s[:min(room, len(s))])
+	}
+}
+
+func (w *wordBuf) add(parts []syntax.WordPart, vars map[string]string) bool {
 	for _, p := range parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
 			if strings.ContainsAny(p.Value, "*?[") {
-				return "", false
+				return false
 			}
-			b.WriteString(unescape(p.Value))
+			w.write(unescape(p.Value))
 		case *syntax.SglQuoted:
 			if p.Dollar {
-				return "", false
+				return false
 			}
-			b.WriteString(p.Value)
+			w.write(p.Value)
 		case *syntax.DblQuoted:
-			s, ok := staticWord(p.Parts, vars)
-			if !ok {
-				return "", false
+			if !w.add(p.Parts, vars) {
+				return false
 			}
-			b.WriteString(s)
 		case *syntax.ParamExp:
 			v, ok := vars[paramName(p)]
 			if !ok {
-				return "", false
+				return false
 			}
-			b.WriteString(v)
+			w.write(v)
 		default:
-			return "", false
+			return false
 		}
 	}
-	return b.String(), true
+	return true
+}
+
+// cutUTF8 cuts s to at most n bytes without splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // paramName is the variable of a plain ${NAME} or $NAME reference, "" for anything else.

@@ -1,6 +1,7 @@
 package templater
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +21,11 @@ func TestCommandArgv(t *testing.T) {
 		{"rg '{{x}}' dir && echo \"a {{x}} b\"", ports.Scope{"x": "$(id)"}, [][]string{{"rg", "$(id)", "dir"}, {"echo", "a $(id) b"}}},
 		{"echo $HOME {{x}} *.go", ports.Scope{"x": "`id`"}, [][]string{{"echo", "$HOME", "`id`", "*.go"}}},
 		{"ls a\\ b", nil, [][]string{{"ls", "a b"}}},
+		// A large bound value is recorded by its head and size, never copied whole.
+		{"printf '%s' \"{{big}}\"", ports.Scope{"big": strings.Repeat("x", 10<<20)},
+			[][]string{{"printf", "%s", strings.Repeat("x", 256) + "... (10485760 bytes)"}}},
+		{"echo \"{{e}}\"", ports.Scope{"e": strings.Repeat("é", 600)},
+			[][]string{{"echo", strings.Repeat("é", 128) + "... (1200 bytes)"}}},
 	}
 	for _, tc := range tests {
 		b, err := New().Command(tc.tmpl, tc.scope)
