@@ -21,8 +21,11 @@ type Plan struct {
 	Workflow string         `json:"workflow"`
 	File     string         `json:"file"`
 	Inputs   map[string]any `json:"inputs"`
-	Steps    []Step         `json:"steps"`
-	Output   *Field         `json:"output,omitempty"`
+	// MissingInputs are required inputs the dry run was not given: the plan shows a
+	// placeholder for each, and a real run would ask for them or stop.
+	MissingInputs []string `json:"missing_inputs,omitempty"`
+	Steps         []Step   `json:"steps"`
+	Output        *Field   `json:"output,omitempty"`
 }
 
 // Step is one step of the plan. An agent step's prompts are in Agent, not in Fields.
@@ -145,6 +148,10 @@ func Write(w io.Writer, p Plan) error {
 		for _, k := range sortedKeys(p.Inputs) {
 			fmt.Fprintf(w, "  %s = %v\n", k, p.Inputs[k])
 		}
+	}
+	if len(p.MissingInputs) > 0 {
+		fmt.Fprintf(w, "missing required inputs: %s (shown as <missing input NAME>; a real run needs --input NAME=...)\n",
+			strings.Join(p.MissingInputs, ", "))
 	}
 	fmt.Fprintln(w, "steps:")
 	writeSteps(w, p.Steps, "  ")

@@ -38,6 +38,9 @@ call: a YAML state file per run and an append-only audit log.`,
 				return fl != nil && fl.Changed
 			}
 			f.IO.SetQuiet(f.Flags.Quiet)
+			if err := checkLogSettings(f); err != nil {
+				return err
+			}
 			switch f.Flags.NonInteractive {
 			case "", "deny", "fail":
 			default:

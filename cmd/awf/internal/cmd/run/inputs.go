@@ -32,11 +32,16 @@ func GivenInputs(flags []string, file string) (map[string]any, error) {
 			given = map[string]any{}
 		}
 	}
+	seen := map[string]string{}
 	for _, kv := range flags {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || strings.TrimSpace(name) == "" {
 			return nil, fault.New(fault.Usage, "--input %q: want NAME=VALUE", kv)
 		}
+		if first, dup := seen[name]; dup {
+			return nil, fault.New(fault.Usage, "--input %s is given twice (%q and %q): give it once", name, first, value)
+		}
+		seen[name] = value
 		given[strings.TrimSpace(name)] = value
 	}
 	return given, nil

@@ -100,12 +100,19 @@ func runRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.DryRun {
+		values, missing, err := wf.ResolveInputs(given)
+		if err != nil {
+			return fault.Wrap(fault.Usage, err)
+		}
+		for _, name := range missing {
+			values[name] = "<missing input " + name + ">"
+		}
+		return dryRun(ctx, opts, wf, values, missing)
+	}
 	values, err := ResolveInputs(opts.IO, wf, given)
 	if err != nil {
 		return err
-	}
-	if opts.DryRun {
-		return dryRun(ctx, opts, wf, values)
 	}
 	workDir, err := os.Getwd()
 	if err != nil {
@@ -169,7 +176,9 @@ func Execute(ios *iostreams.IOStreams, f *cmdutil.Factory, runnerOpts cmdutil.Ru
 
 // dryRun prints the plan: every template resolved that can be, and for agent steps the
 // provider and model they resolve to and their tools' schemas. Nothing runs.
-func dryRun(ctx context.Context, opts *Options, wf *workflow.Workflow, values map[string]any) error {
+// dryRun prints what the run would do; missing names the required inputs it was not given,
+// shown as placeholders rather than asked for.
+func dryRun(ctx context.Context, opts *Options, wf *workflow.Workflow, values map[string]any, missing []string) error {
 	f := opts.Factory
 	var agents plan.Agents
 	if f.Describe != nil && plan.HasAgents(wf) {
@@ -189,6 +198,7 @@ func dryRun(ctx context.Context, opts *Options, wf *workflow.Workflow, values ma
 		agents = plan.Agents{Providers: providers, Tools: catalog, WorkDir: workDir}
 	}
 	p := plan.BuildWith(ctx, f.Templater(), wf, values, f.Environ, agents)
+	p.MissingInputs = missing
 	if opts.Output.JSON() {
 		return cmdutil.WriteJSON(opts.IO.Out, p)
 	}

@@ -185,7 +185,12 @@ type silent struct {
 }
 
 func (s silent) Error() string {
-	if s.files == 1 {
+	switch {
+	case fault.KindOf(s.err) != fault.Invalid && s.files == 1:
+		return "nothing validated" // a missing file or a directory: the error said why
+	case fault.KindOf(s.err) != fault.Invalid:
+		return "some workflows were not validated"
+	case s.files == 1:
 		return "workflow is invalid"
 	}
 	return "some workflows are invalid"
