@@ -29,7 +29,7 @@ type ParseOptions struct {
 
 func newCmdParse(f *cmdutil.Factory, runF RunFunc) *cobra.Command {
 	opts := &ParseOptions{IO: f.IO}
-	var format cmdutil.Format
+	format := cmdutil.FormatJSON // what scripts read; text is for people
 	cmd := &cobra.Command{
 		Use:   "parse [--tools a,b,c] [--schemas FILE.json] < model-output.txt",
 		Short: "Parse tool calls out of model text",
@@ -48,13 +48,13 @@ usage errors.`,
   llm "list the files" | awf tools parse --schemas schemas.json`,
 		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Text = cmd.Flags().Changed("output") && !format.JSON()
+			opts.Text = !format.JSON()
 			return dispatch(cmd.Context(), runF, opts, runParse)
 		},
 	}
 	cmd.Flags().StringSliceVar(&opts.Tools, "tools", nil, "allowed tool `NAMES`, comma-separated (default: any)")
 	cmd.Flags().StringVar(&opts.Schemas, "schemas", "", "JSON `FILE` mapping tool names to parameter schemas")
-	cmd.Flags().VarP(&format, "output", "o", "output format: json (the default) or text")
+	cmd.Flags().VarP(&format, "output", "o", "output format: json or text")
 	return cmd
 }
 
