@@ -7,9 +7,12 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -139,6 +142,30 @@ type Refusal struct {
 	// Rule is the policy rule that decided, such as sandbox.paths.write, protect,
 	// restrictions.commands or sandbox.hosts.
 	Rule string `json:"rule" yaml:"rule"`
+}
+
+// RefusalError is a refusal found inside a tool's own checks (a path outside the policy, a URL
+// the rules refuse), carried up as an error to where the tool makes its result, which is then
+// Refused with its layer and rule (see AsRefused). It is fault.Denied.
+type RefusalError struct{ Layer, Rule, Msg string }
+
+func (e *RefusalError) Error() string { return e.Msg }
+
+// FaultKind classifies the refusal as fault.Denied.
+func (e *RefusalError) FaultKind() fault.Kind { return fault.Denied }
+
+// Refusef returns a *RefusalError of layer under rule.
+func Refusef(layer, rule, format string, args ...any) error {
+	return &RefusalError{Layer: layer, Rule: rule, Msg: fmt.Sprintf(format, args...)}
+}
+
+// AsRefused returns the Refused result of err, with msg as its text, when err holds a
+// *RefusalError.
+func AsRefused(err error, msg string) (Result, bool) {
+	if r, ok := errors.AsType[*RefusalError](err); ok {
+		return Refused(r.Layer, r.Rule, msg), true
+	}
+	return Result{}, false
 }
 
 // Refused returns the error result of a call that a layer refused: the tool did not do what

@@ -15,7 +15,7 @@
 package file
 
 import (
-	"fmt"
+	"github.com/awf-dev/awf/internal/domain/tool"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,16 +254,7 @@ const (
 	ruleMaxWrite = "max_write_bytes"
 )
 
-// policyError is a refusal by the file policy. Its message names the rule that refused, in
-// words a model can act on; rule names it for the audit record.
-type policyError struct{ msg, rule string }
-
-func (e *policyError) Error() string { return e.msg }
-
-// FaultKind classifies policy refusals as fault.Denied.
-func (e *policyError) FaultKind() fault.Kind { return fault.Denied }
-
-// deniedf returns a policy refusal under rule.
+// deniedf returns a refusal by the file policy under rule, in words a model can act on.
 func deniedf(rule, format string, args ...any) error {
-	return &policyError{msg: fmt.Sprintf(format, args...), rule: rule}
+	return tool.Refusef(layerRoot, rule, format, args...)
 }

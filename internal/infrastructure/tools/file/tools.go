@@ -1,7 +1,6 @@
 package file
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -86,8 +85,8 @@ func NewGrep(p Policy) (*Grep, error) {
 // failure turns an error into an error result prefixed with the tool's name; a policy
 // refusal becomes a tool.Refused result, which the governed path records as a denial.
 func failure(name string, err error) tool.Result {
-	if pe, ok := errors.AsType[*policyError](err); ok {
-		return tool.Refused(layerRoot, pe.rule, name+": "+err.Error())
+	if r, ok := tool.AsRefused(err, name+": "+err.Error()); ok {
+		return r
 	}
 	return tool.Errorf(name + ": " + err.Error())
 }

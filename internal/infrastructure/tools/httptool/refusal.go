@@ -2,10 +2,8 @@ package httptool
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
 
@@ -21,17 +19,9 @@ const (
 	ruleNever    = "never-allowed addresses"
 )
 
-// refusal is a request refused by the URL or request checks, under rule.
-type refusal struct{ msg, rule string }
-
-func (e *refusal) Error() string { return e.msg }
-
-// FaultKind classifies refusals as fault.Denied.
-func (e *refusal) FaultKind() fault.Kind { return fault.Denied }
-
-// refusedf returns a refusal under rule.
+// refusedf returns a refusal by the URL or request checks under rule.
 func refusedf(rule, format string, args ...any) error {
-	return &refusal{msg: fmt.Sprintf(format, args...), rule: rule}
+	return tool.Refusef(layerURL, rule, format, args...)
 }
 
 // failure is an error result prefixed with the tool's name. A refusal by the URL and request
@@ -39,8 +29,8 @@ func refusedf(rule, format string, args ...any) error {
 // a denial with its layer and rule.
 func failure(err error) tool.Result {
 	msg := "http_request: " + err.Error()
-	if r, ok := errors.AsType[*refusal](err); ok {
-		return tool.Refused(layerURL, r.rule, msg)
+	if r, ok := tool.AsRefused(err, msg); ok {
+		return r
 	}
 	if b, ok := errors.AsType[*BlockedError](err); ok {
 		rule := rulePrivate
