@@ -110,7 +110,9 @@ func (s *depthScanner) scanTokens() error {
 		}
 		if s.quote != 0 {
 			s.scanQuoted()
-			tokenStart = false
+			// Valid YAML has nothing but indicators after a closed quote; a bracket there
+			// is counted, since the parser reads it as structure on its way to an error.
+			tokenStart = s.quote == 0
 			continue
 		}
 		col := s.i - s.lineStart

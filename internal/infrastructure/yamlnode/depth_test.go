@@ -26,6 +26,8 @@ func TestCheckDepthRefusesDeepNesting(t *testing.T) {
 		{"mixed block and flow", "a:\n  - b: " + strings.Repeat("[", MaxDepth), 2, 0},
 		{"block mappings by indentation", blockMaps(deep), deep, 0},
 		{"tagged flow", "x: !!seq " + strings.Repeat("[", deep), 1, 0},
+		{"brackets after a closed quote", `x: "q" ` + strings.Repeat("[", deep), 1, 0},
+		{"brackets after a closed single quote in flow", `x: ['q'` + strings.Repeat("[", deep), 1, 0},
 		{"multi-line flow", "x: [\n" + strings.Repeat("[\n", deep), 0, 0},
 	}
 	for _, tt := range tests {
