@@ -8,6 +8,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/audit"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/doctor"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/engine"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
 	mcpcmd "github.com/awf-dev/awf/cmd/awf/internal/cmd/mcp"
@@ -92,6 +93,7 @@ call: a YAML state file per run and an append-only audit log.`,
 		doctor.NewCmdDoctor(f, nil),
 		tools.NewCmdTools(f, nil),
 	)
+	root.AddCommand(engine.NewCmdHandoffs(f)...)
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
 	refuseUnknownTopics(root)
