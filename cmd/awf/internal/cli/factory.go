@@ -43,6 +43,7 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 	f.Tools = tw.build
 	f.Describe = tw.describe
 	f.Catalog = tw.catalog
+	f.ToolRegistry = tw.toolRegistry
 	f.Pins = tw.pins
 	f.Runner = func(events ports.Events, opts cmdutil.RunnerOptions) (*runner.Runner, func() error, error) {
 		return newRunner(f, environ, events, opts)
