@@ -17,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/application/agent"
 	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
 	"github.com/awf-dev/awf/internal/infrastructure/loader"
@@ -116,11 +117,16 @@ func loadConfig(f *cmdutil.Factory) (config.Config, error) {
 	set(&flags.LogLevel, "log-level", f.Flags.LogLevel)
 	set(&flags.LogFormat, "log-format", f.Flags.LogFormat)
 	set(&flags.AuditLog, "audit-log", f.Flags.AuditLog)
-	project, err := config.FromFile(filepath.Join(".awf", "config.yaml"))
+	cwd, err := os.Getwd()
+	if err != nil {
+		return config.Config{}, fault.Wrap(fault.System, fmt.Errorf("working directory: %w", err))
+	}
+	proj := config.FindProject(cwd, f.Getenv("HOME"), f.Flags.AwfDir, f.Getenv(config.DirEnv))
+	project, err := config.FromFile(filepath.Join(proj.Dir, "config.yaml"))
 	if err != nil {
 		return config.Config{}, err
 	}
-	layers := []config.Layer{flags, config.FromEnv(f.Getenv), project}
+	layers := []config.Layer{flags, config.FromEnv(f.Getenv), project.Rooted(proj.Root, cwd)}
 	if path := config.UserFile(f.Getenv); path != "" {
 		user, err := config.FromFile(path)
 		switch _, unreadable := errors.AsType[*config.UnreadableError](err); {
@@ -134,7 +140,9 @@ func loadConfig(f *cmdutil.Factory) (config.Config, error) {
 			layers = append(layers, user)
 		}
 	}
-	return config.Resolve(append(layers, config.Defaults())...), nil
+	cfg := config.Resolve(append(layers, config.ProjectDefaults(proj, cwd))...)
+	cfg.Project = proj
+	return cfg, nil
 }
 
 // newLogger builds the diagnostics logger: stderr or --log-file, text or json, warn by

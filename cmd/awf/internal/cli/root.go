@@ -69,6 +69,7 @@ call: a YAML state file per run and an append-only audit log.`,
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.Flags.StateDir, "state-dir", "", "directory of run state files (default .awf/runs, env AWF_STATE_DIR)")
+	pf.StringVar(&f.Flags.AwfDir, "awf-dir", "", "the project's awf `DIR` (default: the nearest .awf/ upwards, env AWF_DIR)")
 	pf.StringVar(&f.Flags.LogLevel, "log-level", "", "log level: debug, info, warn, error (default warn)")
 	pf.StringVar(&f.Flags.LogFormat, "log-format", "", "log format: text or json")
 	pf.StringVar(&f.Flags.LogFile, "log-file", "", "write logs to `FILE` instead of stderr")

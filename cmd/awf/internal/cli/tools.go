@@ -110,7 +110,11 @@ func (w *toolWiring) load(reg *registry.Registry, wf *workflow.Workflow, workDir
 	if err != nil {
 		return nil, err
 	}
-	sources := []ports.ToolSource{builtins, workflowTools, manifest.Project("."), manifest.User(f.Getenv),
+	project, err := cmdutil.ProjectTools(f, workDir)
+	if err != nil {
+		return nil, err
+	}
+	sources := []ports.ToolSource{builtins, workflowTools, project, manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)}}
 	if mcpTools != nil {
 		sources = append(sources, mcpTools)

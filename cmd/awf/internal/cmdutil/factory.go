@@ -62,6 +62,7 @@ type Factory struct {
 // only those form the highest configuration layer.
 type GlobalFlags struct {
 	StateDir       string
+	AwfDir         string // --awf-dir: the project's awf directory (config.FindProject)
 	LogLevel       string
 	LogFormat      string
 	LogFile        string
