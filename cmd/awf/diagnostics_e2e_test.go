@@ -123,7 +123,7 @@ func TestUnreadableUserConfigIsAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := e.mustRun(0, "run", "hello.yaml")
-	if strings.TrimSpace(r.stdout) != "hi" || strings.Count(r.stderr, "warning: read config "+userConfig) != 1 ||
+	if strings.TrimSpace(r.stdout) != "hi" || strings.Count(r.stderr, "warning: read config "+userConfig+": is a directory;") != 1 ||
 		!strings.Contains(r.stderr, "its settings are ignored") {
 		t.Errorf("unreadable user config: stdout %q, stderr:\n%s", r.stdout, r.stderr)
 	}
@@ -142,7 +142,7 @@ func TestUnreadableUserConfigIsAWarning(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = e.mustRun(1, "run", "hello.yaml")
-	if !strings.Contains(r.stderr, "error: read config .awf/config.yaml") {
+	if !strings.Contains(r.stderr, "error: read config "+filepath.Join(e.dir, ".awf", "config.yaml")+": is a directory") {
 		t.Errorf("unreadable project config: %s", r.stderr)
 	}
 }

@@ -144,7 +144,13 @@ type UnreadableError struct {
 	Err  error
 }
 
-func (e *UnreadableError) Error() string { return fmt.Sprintf("read config %s: %v", e.Path, e.Err) }
+func (e *UnreadableError) Error() string {
+	err := e.Err
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err // the path is said once
+	}
+	return fmt.Sprintf("read config %s: %v", e.Path, err)
+}
 
 func (e *UnreadableError) Unwrap() error { return e.Err }
 
