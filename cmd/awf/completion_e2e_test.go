@@ -150,8 +150,10 @@ func TestShellCompletion(t *testing.T) {
 			t.Errorf("%q: directive %d offers file names", tc.args, c.directive)
 		}
 	}
-	if c := e.complete("--state-dir", ""); c.directive != dirFilterDirs {
-		t.Errorf("--state-dir: directive %d, want directories", c.directive)
+	for _, flag := range []string{"--state-dir", "--awf-dir"} {
+		if c := e.complete(flag, ""); c.directive != dirFilterDirs {
+			t.Errorf("%s: directive %d, want directories", flag, c.directive)
+		}
 	}
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		if r := e.mustRun(0, "completion", shell); !strings.Contains(r.stdout, "__complete") {

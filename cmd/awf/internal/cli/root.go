@@ -163,6 +163,7 @@ func completeGlobalFlags(root *cobra.Command) {
 		"non-interactive": cmdutil.CompleteValues(nonInteractiveModes...),
 		"approve":         cmdutil.CompleteValues(approveModes...),
 		"state-dir":       cmdutil.CompleteDirs,
+		"awf-dir":         cmdutil.CompleteDirs,
 	} {
 		_ = root.RegisterFlagCompletionFunc(name, complete) // fails only for a flag that does not exist
 	}
