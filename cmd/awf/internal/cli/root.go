@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,12 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
 
+// The values --non-interactive and --approve accept.
+var (
+	nonInteractiveModes = []string{"deny", "fail"}
+	approveModes        = []string{"auto", "prompt", "deny"}
+)
+
 // NewCmdRoot returns the awf command tree.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
@@ -34,23 +41,16 @@ call: a YAML state file per run and an append-only audit log.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			f.Flags.Changed = func(name string) bool {
-				fl := cmd.Flags().Lookup(name)
-				return fl != nil && fl.Changed
-			}
+			f.Flags.Changed = cmdutil.ChangedIn(cmd)
 			f.IO.SetQuiet(f.Flags.Quiet)
 			if err := checkLogSettings(f); err != nil {
 				return err
 			}
-			switch f.Flags.NonInteractive {
-			case "", "deny", "fail":
-			default:
-				return fault.New(fault.Usage, "--non-interactive=%s: want deny or fail", f.Flags.NonInteractive)
+			if v := f.Flags.NonInteractive; v != "" && !slices.Contains(nonInteractiveModes, v) {
+				return fault.New(fault.Usage, "--non-interactive=%s: want deny or fail", v)
 			}
-			switch f.Flags.Approve {
-			case "", "auto", "prompt", "deny":
-			default:
-				return fault.New(fault.Usage, "--approve=%s: want auto, prompt or deny", f.Flags.Approve)
+			if v := f.Flags.Approve; v != "" && !slices.Contains(approveModes, v) {
+				return fault.New(fault.Usage, "--approve=%s: want auto, prompt or deny", v)
 			}
 			f.IO.SetNeverPrompt(f.Flags.NonInteractive != "" || f.Getenv("CI") != "")
 			// Cobra checks flag groups (--replay with --record) after this hook, with
@@ -70,6 +70,7 @@ call: a YAML state file per run and an append-only audit log.`,
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.Flags.StateDir, "state-dir", "", "directory of run state files (default .awf/runs, env AWF_STATE_DIR)")
+	pf.StringVar(&f.Flags.AwfDir, "awf-dir", "", "the project's awf `DIR` (default: the nearest .awf/ upwards, env AWF_DIR)")
 	pf.StringVar(&f.Flags.LogLevel, "log-level", "", "log level: debug, info, warn, error (default warn)")
 	pf.StringVar(&f.Flags.LogFormat, "log-format", "", "log format: text or json")
 	pf.StringVar(&f.Flags.LogFile, "log-file", "", "write logs to `FILE` instead of stderr")
@@ -79,6 +80,8 @@ call: a YAML state file per run and an append-only audit log.`,
 	pf.StringVar(&f.Flags.AuditLog, "audit-log", "", "append the audit log to `FILE` (default .awf/audit.jsonl, env AWF_AUDIT_LOG)")
 	pf.StringVar(&f.Flags.Approve, "approve", "", "override every tool's approval mode: auto, prompt or deny (a deny in the workflow stays)")
 	pf.BoolVarP(&f.Flags.Yes, "yes", "y", false, "approve calls that would prompt (a deny in the workflow stays)")
+
+	completeGlobalFlags(root)
 
 	root.AddCommand(
 		run.NewCmdRun(f, nil),
@@ -99,6 +102,21 @@ call: a YAML state file per run and an append-only audit log.`,
 	refuseUnknownTopics(root)
 	refuseUnknownSubcommands(root)
 	return root
+}
+
+// completeGlobalFlags completes the values of the global flags that take one of a few words,
+// and directories or files for the others.
+func completeGlobalFlags(root *cobra.Command) {
+	for name, complete := range map[string]cobra.CompletionFunc{
+		"log-level":       cmdutil.CompleteValues(logLevels...),
+		"log-format":      cmdutil.CompleteValues(logFormats...),
+		"non-interactive": cmdutil.CompleteValues(nonInteractiveModes...),
+		"approve":         cmdutil.CompleteValues(approveModes...),
+		"state-dir":       cmdutil.CompleteDirs,
+		"awf-dir":         cmdutil.CompleteDirs,
+	} {
+		_ = root.RegisterFlagCompletionFunc(name, complete) // fails only for a flag that does not exist
+	}
 }
 
 // refuseUnknownSubcommands makes every command that only groups others (awf itself, awf

@@ -70,7 +70,8 @@ follows it: outcome "started" is a call still running, or one awf was killed in.
 With --output json, each record is printed as one JSON object per line (JSON Lines).`,
 		Example: `  awf audit --run 3f2a... --decision deny
   awf audit --tool shell --since 2h --output json`,
-		Args: cmdutil.MaxArgs(0),
+		Args:              cmdutil.MaxArgs(0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := opts.Filter(time.Time{}); err != nil {
 				return err
@@ -88,6 +89,11 @@ With --output json, each record is printed as one JSON object per line (JSON Lin
 	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, unknown (cut off by a crash), started (not ended)")
 	fl.StringVar(&opts.Since, "since", "", "only calls in the last `DURATION` (90s, 15m, 2h, 7d)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	_ = cmd.RegisterFlagCompletionFunc("run", cmdutil.CompleteRunIDs(f))
+	_ = cmd.RegisterFlagCompletionFunc("tool", cmdutil.CompleteTools(f))
+	_ = cmd.RegisterFlagCompletionFunc("decision", cmdutil.CompleteValues(decisions...))
+	_ = cmd.RegisterFlagCompletionFunc("outcome", cmdutil.CompleteValues(outcomes...))
+	_ = cmd.RegisterFlagCompletionFunc("since", cobra.NoFileCompletions)
 	return cmd
 }
 

@@ -76,7 +76,8 @@ panics is an error result, and the server goes on serving.`,
   awf mcp serve --workflow autonomous-coding.yaml --input project_path=.
   awf mcp serve --workflow wf.yaml --tools read_file,fs.* --http 127.0.0.1:8765
   claude --mcp-config awf-mcp.json   # with {"mcpServers":{"awf":{"command":"awf","args":["mcp","serve","--tools","read_file"]}}}`,
-		Args: cmdutil.MaxArgs(0),
+		Args:              cmdutil.MaxArgs(0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkServe(opts); err != nil {
 				return err
@@ -97,6 +98,9 @@ panics is an error result, and the server goes on serving.`,
 	fl.StringVar(&opts.InputFile, "input-file", "", "YAML `FILE` mapping input names to values")
 	fl.StringVar(&opts.RunID, "run-id", "", "record calls under the run `ID` (set when an awf run starts the server for an agent CLI)")
 	fl.StringVar(&opts.Step, "step", "", "record calls under the step `NAME` (with --run-id)")
+	_ = cmd.RegisterFlagCompletionFunc("workflow", cmdutil.CompleteYAMLFiles)
+	_ = cmd.RegisterFlagCompletionFunc("tools", cmdutil.CommaList(cmdutil.CompleteTools(f)))
+	_ = cmd.RegisterFlagCompletionFunc("input-file", cmdutil.CompleteYAMLFiles)
 	fl.StringVar(&opts.CallsFile, "calls-file", "", "append each call, as the state file records it, to `FILE` (JSON Lines, 0600)")
 	return cmd
 }

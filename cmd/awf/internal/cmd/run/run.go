@@ -71,7 +71,8 @@ object with run_id, status, state_file and output) goes to stdout.`,
 		Example: `  awf run workflows/hello.yaml --input name=world
   awf run autonomous-coding.yaml --input feature="add a --verbose flag" --output json
   awf run deploy.yaml --dry-run`,
-		Args: cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
+		Args:              cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteWorkflows(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = cmdutil.ResolveWorkflow(f.Loader(), args[0])
 			if runF == nil {
@@ -85,6 +86,9 @@ object with run_id, status, state_file and output) goes to stdout.`,
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan with every template that can be resolved; run nothing")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	AddModelFlags(cmd, &opts.Model)
+	_ = cmd.RegisterFlagCompletionFunc("input", completeInputs(f))
+	_ = cmd.RegisterFlagCompletionFunc("input-file", cmdutil.CompleteYAMLFiles)
+	_ = cmd.RegisterFlagCompletionFunc("provider", completeProviders(f))
 	return cmd
 }
 

@@ -41,7 +41,8 @@ before it starts), 1 usage.`,
 		Example: `  awf tools check review.yaml
   awf tools check file-report
   awf tools check --output json`,
-		Args: cmdutil.MaxArgs(1),
+		Args:              cmdutil.MaxArgs(1),
+		ValidArgsFunction: cmdutil.FirstArgs(1, completeCheckTarget(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Target = args[0]
@@ -178,4 +179,16 @@ func writeCheck(opts *CheckOptions, res CheckResult) error {
 		}
 	}
 	return nil
+}
+
+// completeCheckTarget completes the argument of `awf tools check`: a tool name or, when no tool
+// name starts with what was typed, a workflow file.
+func completeCheckTarget(f *cmdutil.Factory) cobra.CompletionFunc {
+	tools := cmdutil.CompleteTools(f)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if out, directive := tools(cmd, args, toComplete); len(out) > 0 {
+			return out, directive
+		}
+		return cmdutil.CompleteYAMLFiles(cmd, args, toComplete)
+	}
 }

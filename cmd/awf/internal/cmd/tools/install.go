@@ -57,6 +57,7 @@ The registry defaults to $` + RegistryEnv + `; the install directory to $XDG_DAT
 			}
 			return nil
 		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Refs = args
 			if opts.Registry == "" {
@@ -71,6 +72,7 @@ The registry defaults to $` + RegistryEnv + `; the install directory to $XDG_DAT
 	cmd.Flags().BoolVar(&opts.Deps, "deps", false, "also install what the tools depend on, recursively")
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "the registry: a `DIR` or an http(s):// URL (default $"+RegistryEnv+")")
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "install into `DIR` (default $XDG_DATA_HOME/awf/tools)")
+	_ = cmd.RegisterFlagCompletionFunc("dir", cmdutil.CompleteDirs)
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd
 }
