@@ -17,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/scaffold"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/status"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/tools"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/ui"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/validate"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -110,6 +111,7 @@ var commands = []struct {
 	{"mcp", func(f *cmdutil.Factory) *cobra.Command { return mcpcmd.NewCmdMCP(f, nil) }},
 	{"doctor", func(f *cmdutil.Factory) *cobra.Command { return doctor.NewCmdDoctor(f, nil) }},
 	{"tools", func(f *cmdutil.Factory) *cobra.Command { return tools.NewCmdTools(f, nil) }},
+	{"ui", func(f *cmdutil.Factory) *cobra.Command { return ui.NewCmdUI(f, nil) }},
 }
 
 // commandsFor builds the top-level commands running args needs: the one args name, none when
