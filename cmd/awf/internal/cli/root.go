@@ -17,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/scaffold"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/status"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/tools"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/ui"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/validate"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -94,6 +95,7 @@ call: a YAML state file per run and an append-only audit log.`,
 		mcpcmd.NewCmdMCP(f, nil),
 		doctor.NewCmdDoctor(f, nil),
 		tools.NewCmdTools(f, nil),
+		ui.NewCmdUI(f, nil),
 	)
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
