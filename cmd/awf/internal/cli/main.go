@@ -67,7 +67,7 @@ func MainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, gete
 	ios.Out = out
 	f := newFactory(ios, getenv, environ)
 	f.Args = args
-	root := NewCmdRoot(f)
+	root := newCmdRoot(f, args)
 	if extend != nil {
 		extend(f, root)
 	}
