@@ -55,17 +55,44 @@ type Config struct {
 	Providers map[string]ProviderConfig
 	// Sources maps each setting to the layer it came from ("state_dir" -> "env AWF_STATE_DIR").
 	Sources map[string]string
+	// Project is the project's awf directory, as FindProject found it (zero when the caller
+	// resolved without one).
+	Project Project
 }
 
-// Defaults is the lowest layer.
+// Defaults is the lowest layer, for a project in the working directory.
 func Defaults() Layer {
 	return Layer{
 		Source:    "default",
-		StateDir:  ptr(filepath.Join(".awf", "runs")),
-		AuditLog:  ptr(filepath.Join(".awf", "audit.jsonl")),
+		StateDir:  ptr(filepath.Join(DirName, "runs")),
+		AuditLog:  ptr(filepath.Join(DirName, "audit.jsonl")),
 		LogLevel:  ptr("warn"),
 		LogFormat: ptr("text"),
 	}
+}
+
+// ProjectDefaults is the lowest layer for project p of a command run in cwd: its state and
+// audit log live in p's awf directory (Project.Path).
+func ProjectDefaults(p Project, cwd string) Layer {
+	l := Defaults()
+	l.StateDir = ptr(p.Path(cwd, "runs"))
+	l.AuditLog = ptr(p.Path(cwd, "audit.jsonl"))
+	return l
+}
+
+// Rooted returns l with its relative paths (state_dir, audit_log) resolved against root, for
+// a command run in cwd: a project config file means the paths it names from the project root,
+// wherever in the project awf runs. In the root itself they stay as written.
+func (l Layer) Rooted(root, cwd string) Layer {
+	if root == cwd {
+		return l
+	}
+	for _, p := range []**string{&l.StateDir, &l.AuditLog} {
+		if *p != nil && !filepath.IsAbs(**p) {
+			*p = ptr(filepath.Join(root, **p))
+		}
+	}
+	return l
 }
 
 // FromEnv reads AWF_STATE_DIR, AWF_AUDIT_LOG, AWF_LOG_LEVEL, AWF_LOG_FORMAT, AWF_PROVIDER and
@@ -93,7 +120,7 @@ func FromFile(path string) (Layer, error) {
 		return Layer{Source: path}, nil
 	}
 	if err != nil {
-		return Layer{}, fault.Wrap(fault.Usage, fmt.Errorf("read config: %w", err))
+		return Layer{}, fault.Wrap(fault.Usage, &UnreadableError{Path: path, Err: err})
 	}
 	var l Layer
 	if err := yamlnode.CheckFile(path, data); err != nil {
@@ -108,6 +135,24 @@ func FromFile(path string) (Layer, error) {
 	l.Source = path
 	return l, nil
 }
+
+// UnreadableError is a config file that exists but cannot be read (no permission, a
+// directory): FromFile's error for it, apart from one that does not parse, because the user
+// file's is only a warning (docs/cli.md, Configuration).
+type UnreadableError struct {
+	Path string
+	Err  error
+}
+
+func (e *UnreadableError) Error() string {
+	err := e.Err
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err // the path is said once
+	}
+	return fmt.Sprintf("read config %s: %v", e.Path, err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // UserFile returns the user config path: $XDG_CONFIG_HOME/awf/config.yaml, else
 // $HOME/.config/awf/config.yaml.

@@ -15,7 +15,6 @@ import (
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
-	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
 )
 
@@ -111,7 +110,11 @@ func (w *toolWiring) load(reg *registry.Registry, wf *workflow.Workflow, workDir
 	if err != nil {
 		return nil, err
 	}
-	sources := []ports.ToolSource{builtins, workflowTools, manifest.Project("."), manifest.User(f.Getenv),
+	project, err := cmdutil.ProjectTools(f, workDir)
+	if err != nil {
+		return nil, err
+	}
+	sources := []ports.ToolSource{builtins, workflowTools, project, manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)}}
 	if mcpTools != nil {
 		sources = append(sources, mcpTools)
@@ -127,14 +130,7 @@ func (w *toolWiring) pins(wf *workflow.Workflow, workDir string) (map[string]too
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := registry.New(registry.Config{
-		Validator: schema.New(), Clock: ports.ClockFunc(nowFunc), Context: tool.Context{WorkDir: workDir},
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	// Nothing runs: the process runner only completes the tools' configuration.
-	warnings, err := w.load(reg, wf, workDir, process.New(process.Config{}), mcpTools)
+	reg, warnings, err := w.registry(wf, workDir, schema.New(), mcpTools)
 	if err != nil {
 		return nil, warnings, err
 	}

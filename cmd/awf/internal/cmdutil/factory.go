@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/application/registry"
 	"github.com/awf-dev/awf/internal/application/runner"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
@@ -47,6 +48,9 @@ type Factory struct {
 	// flow, the audit log or any model, with the validator of their arguments, for `awf
 	// validate` to check the tools steps name. Nil means tools are not checked.
 	Catalog func(wf *workflow.Workflow, workDir string) (ports.ToolCatalog, ports.SchemaValidator, error)
+	// ToolRegistry is the registry of the tools a run of wf in workDir could reach, with no
+	// approval, audit or MCP server: for listing names (shell completion), not for calls.
+	ToolRegistry func(wf *workflow.Workflow, workDir string) (*registry.Registry, error)
 	// Pause, when set by a command with live progress, stops the progress drawing while a
 	// prompt is on screen; the returned function resumes it.
 	Pause func() (resume func())
@@ -58,6 +62,7 @@ type Factory struct {
 // only those form the highest configuration layer.
 type GlobalFlags struct {
 	StateDir       string
+	AwfDir         string // --awf-dir: the project's awf directory (config.FindProject)
 	LogLevel       string
 	LogFormat      string
 	LogFile        string

@@ -36,9 +36,10 @@ var statuses = []state.Status{state.Pending, state.Running, state.Completed, sta
 func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "history",
-		Short: "List past runs, newest first",
-		Args:  cmdutil.MaxArgs(0),
+		Use:               "history",
+		Short:             "List past runs, newest first",
+		Args:              cmdutil.MaxArgs(0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Status != "" && !validStatus(opts.Status) {
 				return fault.New(fault.Usage, "--status %q: want one of %v", opts.Status, statuses)
@@ -53,6 +54,8 @@ func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *Options) erro
 	cmd.Flags().StringVarP(&opts.Status, "status", "s", "", "only runs in this `STATUS` (completed, failed, interrupted, running)")
 	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 20, "at most `N` runs (0: all)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	_ = cmd.RegisterFlagCompletionFunc("workflow", cmdutil.CompleteWorkflowNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("status", cmdutil.CompleteValues("completed", "failed", "interrupted", "running"))
 	return cmd
 }
 

@@ -69,9 +69,10 @@ func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 elsewhere. Progress goes to stderr; the workflow's output (or, with --output json, one JSON
 object with run_id, status, state_file and output) goes to stdout.`,
 		Example: `  awf run workflows/hello.yaml --input name=world
-  awf run autonomous-coding.yaml --input feature="add a --verbose flag" --output json
-  awf run deploy.yaml --dry-run`,
-		Args: cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
+  awf run hello --input name=world --output json
+  awf run autonomous-coding --input feature="add a --verbose flag" --dry-run`,
+		Args:              cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteWorkflows(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = cmdutil.ResolveWorkflow(f.Loader(), args[0])
 			if runF == nil {
@@ -85,6 +86,9 @@ object with run_id, status, state_file and output) goes to stdout.`,
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan with every template that can be resolved; run nothing")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	AddModelFlags(cmd, &opts.Model)
+	_ = cmd.RegisterFlagCompletionFunc("input", completeInputs(f))
+	_ = cmd.RegisterFlagCompletionFunc("input-file", cmdutil.CompleteYAMLFiles)
+	_ = cmd.RegisterFlagCompletionFunc("provider", completeProviders(f))
 	return cmd
 }
 

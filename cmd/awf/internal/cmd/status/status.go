@@ -31,9 +31,10 @@ type Options struct {
 func NewCmdStatus(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "status RUN_ID",
-		Short: "Show the state of a run",
-		Args:  cmdutil.ExactArgs(1, "need a run id: awf status RUN_ID (see awf history)"),
+		Use:               "status RUN_ID",
+		Short:             "Show the state of a run",
+		Args:              cmdutil.ExactArgs(1, "need a run id: awf status RUN_ID (see awf history)"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteRunIDs(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			if runF == nil {
