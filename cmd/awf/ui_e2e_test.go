@@ -222,14 +222,19 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 		}
 	}
 
+	// A filter applies as soon as its choice changes.
+	visit(t, ctx, srv.base+"/")
+	eval[bool](t, ctx, `(() => { const s = document.querySelector("select[name=decision]"); s.value = "deny"; return s.dispatchEvent(new Event("change", {bubbles: true})); })()`)
+	waitPage(t, ctx, `location.search === "?status=&workflow=&tool=&decision=deny&q=" && document.querySelectorAll("tr.run").length === 1`)
+
 	visit(t, ctx, srv.base+"/")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr.run[data-run="`+runID+`"] a`))); err != nil {
 		t.Fatal(err)
 	}
 	waitPage(t, ctx, `document.getElementById("run-status") !== null`)
 	steps := eval[[]string](t, ctx, `[...document.querySelectorAll(".timeline > section.step")].map(s => s.dataset.step)`)
-	if strings.Join(steps, " ") != "hostile checks child review" {
-		t.Errorf("timeline = %q, want hostile checks child review", steps)
+	if strings.Join(steps, " ") != "hostile long checks child review" {
+		t.Errorf("timeline = %q, want hostile long checks child review", steps)
 	}
 	// The parallel group's children sit side by side inside it: one row, two columns.
 	kids := eval[[]float64](t, ctx, `(() => { const a = document.querySelector("#step-checks .group > #step-vet").getBoundingClientRect(), b = document.querySelector("#step-checks .group > #step-lint").getBoundingClientRect(); return [a.top, b.top, a.left, b.left]; })()`)
@@ -270,6 +275,26 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 		t.Errorf("window.__xss is %s: the output's script ran", xss)
 	}
 	shoot(t, ctx, shots, "run")
+
+	// A large output shows its start, and all of it a page at a time.
+	if more := eval[string](t, ctx, `document.querySelector("#step-long p.more").innerText`); !strings.Contains(more, "of 108893: see all of it") {
+		t.Errorf("long output's note = %q", more)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#step-long p.more a`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, `document.querySelector("main h1") && document.querySelector("main h1").innerText === "Output of long"`)
+	if head := eval[string](t, ctx, `document.querySelector("main p").innerText`); !strings.Contains(head, "108893 bytes · page 1 of 2") {
+		t.Errorf("output page says %q, want page 1 of 2", head)
+	}
+	shoot(t, ctx, shots, "output")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[rel=next]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, `location.search.includes("page=2")`)
+	if tail := eval[string](t, ctx, `document.querySelector("main pre.out").textContent`); !strings.HasSuffix(tail, "19999\n20000") {
+		t.Errorf("page 2 ends with %q, want the output's end", tail[max(len(tail)-20, 0):])
+	}
 
 	visit(t, ctx, srv.base+"/audit?decision=deny")
 	links := eval[[]string](t, ctx, `[...document.querySelectorAll("table.audit tbody tr a")].map(a => a.getAttribute("href"))`)

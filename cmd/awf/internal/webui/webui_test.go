@@ -315,3 +315,37 @@ func BenchmarkRunPage2000CallsAgain(b *testing.B) {
 		wantBigPage(b, code, body)
 	}
 }
+
+// FuzzRunPageShowsTextAsText puts any text where a run records text that came from outside
+// (a step's output and error, a model's reply, a call's arguments and output, the workflow's
+// name) and checks that the page's markup does not change: the number of '<' in the page is
+// the same as for plain text, so nothing in the text became a tag.
+func FuzzRunPageShowsTextAsText(f *testing.F) {
+	for _, seed := range []string{"<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "\x1b]8;;http://x\x07link\x1b]8;;\x07", "</pre><b>", "\xff\xfe<", "&lt;"} {
+		f.Add(seed)
+	}
+	fx := newFixture(f)
+	pageFor := func(text string) string {
+		run := sampleRun("fuzz")
+		run.Workflow = text
+		run.States["build"].Output, run.States["build"].Error = text, text
+		agent := run.States["agent"]
+		agent.Turns[0].Text = text
+		agent.ToolCalls[0].Arguments = map[string]any{"path": text}
+		agent.ToolCalls[0].Result.Output = text
+		var b strings.Builder
+		if err := fx.srv.pages["run"].ExecuteTemplate(&b, "layout.html", page{Title: text, Data: fx.srv.buildRun(context.Background(), run)}); err != nil {
+			f.Fatal(err)
+		}
+		return b.String()
+	}
+	want := strings.Count(pageFor("plain"), "<")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > InlineBytes || text == "" {
+			t.Skip() // a longer output adds a link to the rest; an empty one leaves parts out
+		}
+		if got := strings.Count(pageFor(text), "<"); got != want {
+			t.Errorf("page for %q has %d '<', want %d: the text changed the markup", text, got, want)
+		}
+	})
+}
