@@ -143,6 +143,9 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"history", "--workflow", ""}, []string{"hello", "ship"}},
 		{[]string{"run", "hello", "--provider", "o"}, []string{"ollama", "openai"}},
 		{[]string{"list", ""}, nil},
+		{[]string{"ui", ""}, nil}, // any command of one word takes no argument: no file names
+		{[]string{"tools", "list", ""}, nil},
+		{[]string{"mcp", "serve", ""}, nil},
 	} {
 		c := e.complete(tc.args...)
 		c.want(t, strings.Join(tc.args, " "), tc.words...)
@@ -150,8 +153,10 @@ func TestShellCompletion(t *testing.T) {
 			t.Errorf("%q: directive %d offers file names", tc.args, c.directive)
 		}
 	}
-	if c := e.complete("--state-dir", ""); c.directive != dirFilterDirs {
-		t.Errorf("--state-dir: directive %d, want directories", c.directive)
+	for _, flag := range []string{"--state-dir", "--awf-dir"} {
+		if c := e.complete(flag, ""); c.directive != dirFilterDirs {
+			t.Errorf("%s: directive %d, want directories", flag, c.directive)
+		}
 	}
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		if r := e.mustRun(0, "completion", shell); !strings.Contains(r.stdout, "__complete") {

@@ -266,7 +266,7 @@ func (r *Runner) execute(ctx context.Context, e *execution, how string) (*state.
 	if err != nil {
 		return e.st, err
 	}
-	e.log.Info("run started", "workflow", e.wf.Name, "resumed", e.st.Resumed)
+	e.log.Info("run started", "resumed", e.st.Resumed) // e.log names the run and workflow
 	e.emit(ports.Event{Kind: ports.RunStarted, Message: how})
 	err = e.steps(ctx, e.wf.Steps)
 	if err == nil {

@@ -120,7 +120,7 @@ func FromFile(path string) (Layer, error) {
 		return Layer{Source: path}, nil
 	}
 	if err != nil {
-		return Layer{}, fault.Wrap(fault.Usage, fmt.Errorf("read config: %w", err))
+		return Layer{}, fault.Wrap(fault.Usage, &UnreadableError{Path: path, Err: err})
 	}
 	var l Layer
 	if err := yamlnode.CheckFile(path, data); err != nil {
@@ -135,6 +135,24 @@ func FromFile(path string) (Layer, error) {
 	l.Source = path
 	return l, nil
 }
+
+// UnreadableError is a config file that exists but cannot be read (no permission, a
+// directory): FromFile's error for it, apart from one that does not parse, because the user
+// file's is only a warning (docs/cli.md, Configuration).
+type UnreadableError struct {
+	Path string
+	Err  error
+}
+
+func (e *UnreadableError) Error() string {
+	err := e.Err
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err // the path is said once
+	}
+	return fmt.Sprintf("read config %s: %v", e.Path, err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // UserFile returns the user config path: $XDG_CONFIG_HOME/awf/config.yaml, else
 // $HOME/.config/awf/config.yaml.

@@ -106,6 +106,11 @@ func (c HelperConfig) Main() int {
 	if err != nil {
 		return c.fail(status, fmt.Errorf("process helper: read request: %w", err))
 	}
+	if req.Dir != "" {
+		if err := os.Chdir(req.Dir); err != nil {
+			return c.fail(status, fault.New(fault.Execution, "working directory: %w", err))
+		}
+	}
 	if req.Dir, err = os.Getwd(); err != nil {
 		return c.fail(status, fmt.Errorf("process helper: working directory: %w", err))
 	}

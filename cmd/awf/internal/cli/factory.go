@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -128,10 +129,16 @@ func loadConfig(f *cmdutil.Factory) (config.Config, error) {
 	layers := []config.Layer{flags, config.FromEnv(f.Getenv), project.Rooted(proj.Root, cwd)}
 	if path := config.UserFile(f.Getenv); path != "" {
 		user, err := config.FromFile(path)
-		if err != nil {
+		switch _, unreadable := errors.AsType[*config.UnreadableError](err); {
+		case unreadable:
+			// The user's own defaults, which awf cannot see: every command would fail until
+			// the file is fixed, for settings flags and the project file can still give.
+			fmt.Fprintf(f.IO.ErrOut, "warning: %v; its settings are ignored (fix its permissions, or remove it)\n", err)
+		case err != nil:
 			return config.Config{}, err
+		default:
+			layers = append(layers, user)
 		}
-		layers = append(layers, user)
 	}
 	cfg := config.Resolve(append(layers, config.ProjectDefaults(proj, cwd))...)
 	cfg.Project = proj
@@ -161,9 +168,9 @@ func newLogger(f *cmdutil.Factory) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(cfg.LogFormat, "json") {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(newUniqueKeys(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(newUniqueKeys(slog.NewTextHandler(w, opts)))
 }
 
 // nowFunc is the wall clock, the one place the CLI reads it for the runner.

@@ -51,7 +51,7 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 	out := &watchedWriter{w: ios.Out}
 	ios.Out = out
 	f := newFactory(ios, getenv, environ)
-	root := NewCmdRoot(f)
+	root := newCmdRoot(f, args)
 	root.SetArgs(args)
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/localhttp"
 	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
 )
 
@@ -77,8 +76,7 @@ panics is an error result, and the server goes on serving.`,
   awf mcp serve --workflow autonomous-coding.yaml --input project_path=.
   awf mcp serve --workflow wf.yaml --tools read_file,fs.* --http 127.0.0.1:8765
   claude --mcp-config awf-mcp.json   # with {"mcpServers":{"awf":{"command":"awf","args":["mcp","serve","--tools","read_file"]}}}`,
-		Args:              cmdutil.MaxArgs(0),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkServe(opts); err != nil {
 				return err
@@ -281,24 +279,13 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, srv *awfmcp.Server, n in
 	if err != nil {
 		return fault.Wrap(fault.Usage, fmt.Errorf("--http %s: %w", opts.HTTP, err))
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
 	note(opts.IO, "awf mcp: serving %d tools at %s (audit log %s)\n", n, awfmcp.URL(ln.Addr()), auditPath)
 	if opts.Listening != nil {
 		opts.Listening(ln.Addr())
 	}
-	select {
-	case err := <-done:
+	if err := localhttp.Serve(ctx, ln, srv.Handler()); err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("mcp serve: %w", err))
-	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil {
-		hs.Close()
-	}
-	<-done
 	return nil
 }
 

@@ -69,8 +69,8 @@ func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 elsewhere. Progress goes to stderr; the workflow's output (or, with --output json, one JSON
 object with run_id, status, state_file and output) goes to stdout.`,
 		Example: `  awf run workflows/hello.yaml --input name=world
-  awf run autonomous-coding.yaml --input feature="add a --verbose flag" --output json
-  awf run deploy.yaml --dry-run`,
+  awf run hello --input name=world --output json
+  awf run autonomous-coding --input feature="add a --verbose flag" --dry-run`,
 		Args:              cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
 		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteWorkflows(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
