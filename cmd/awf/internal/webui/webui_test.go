@@ -208,6 +208,23 @@ func TestOutputPages(t *testing.T) {
 	}
 }
 
+// TestCutOffRun shows a run whose state says running but that no process owns as cut off,
+// and not live.
+func TestCutOffRun(t *testing.T) {
+	f := newFixture(t)
+	run := sampleRun("gone")
+	run.Status, run.FinishedAt = state.Running, nil
+	f.save(t, run)
+	for _, path := range []string{"/", "/runs/gone"} {
+		if _, body := f.get(t, path); !strings.Contains(body, "running (cut off)") {
+			t.Errorf("%s does not say the run was cut off:\n%s", path, body)
+		}
+	}
+	if _, body := f.get(t, "/runs/gone"); !strings.Contains(body, `data-live="false"`) {
+		t.Errorf("a cut-off run's page follows live updates")
+	}
+}
+
 // TestRunWithoutNewerFields shows a run as an earlier version wrote it: no turns, times,
 // agent record or order of every step.
 func TestRunWithoutNewerFields(t *testing.T) {
