@@ -10,6 +10,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/audit"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/doctor"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/engine"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
 	mcpcmd "github.com/awf-dev/awf/cmd/awf/internal/cmd/mcp"
@@ -114,6 +115,9 @@ var commands = []struct {
 	{"doctor", func(f *cmdutil.Factory) *cobra.Command { return doctor.NewCmdDoctor(f, nil) }},
 	{"tools", func(f *cmdutil.Factory) *cobra.Command { return tools.NewCmdTools(f, nil) }},
 	{"ui", func(f *cmdutil.Factory) *cobra.Command { return ui.NewCmdUI(f, nil) }},
+	{"worker", engine.NewCmdWorker},
+	{"approve", engine.NewCmdApprove},
+	{"deny", engine.NewCmdDeny},
 }
 
 // commandsFor builds the top-level commands running args needs: the one args name, none when
