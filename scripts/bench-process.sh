@@ -16,6 +16,9 @@ full=()
 [ "${FULL:-}" = 1 ] && full=(-full)
 go run ./scripts/procbench -awf "$bin" -runs "${RUNS:-5}" -dir "${BENCH_DIR:-}" "${full[@]}" || true
 echo
-echo "== in-process: state save per step and journal append per call"
-go test -run='^$' -bench='^Benchmark(Save|AppendAgentStep|LoopPerCallStatestore)' -benchtime="${BENCHTIME:-1x}" \
+echo "== in-process: a step's saves at step 50 and 10,000 (10,000 iterations: the store's rewrites included)"
+go test -run='^$' -bench='^BenchmarkStepSave$' -benchtime="${STEPSAVE_BENCHTIME:-10000x}" ./internal/infrastructure/statestore
+echo
+echo "== in-process: journal append at call 100 and 2,000, and the agent loop per call"
+go test -run='^$' -bench='^Benchmark(AppendAgentStep|LoopPerCallStatestore)$' -benchtime="${BENCHTIME:-1x}" \
   ./internal/infrastructure/statestore ./internal/application/agent
