@@ -143,6 +143,9 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"history", "--workflow", ""}, []string{"hello", "ship"}},
 		{[]string{"run", "hello", "--provider", "o"}, []string{"ollama", "openai"}},
 		{[]string{"list", ""}, nil},
+		{[]string{"ui", ""}, nil}, // any command of one word takes no argument: no file names
+		{[]string{"tools", "list", ""}, nil},
+		{[]string{"mcp", "serve", ""}, nil},
 	} {
 		c := e.complete(tc.args...)
 		c.want(t, strings.Join(tc.args, " "), tc.words...)

@@ -146,3 +146,17 @@ func TestUnreadableUserConfigIsAWarning(t *testing.T) {
 		t.Errorf("unreadable project config: %s", r.stderr)
 	}
 }
+
+// An input used but not declared is a warning, not an error (dsl.md says so), with the
+// declared input it is close to; awf run prints it once.
+func TestUndeclaredInputWarningSuggestsTheDeclaredOne(t *testing.T) {
+	e := newEnv(t)
+	e.write("wf.yaml", "name: wf\ninputs:\n  - {name: feature, default: x}\nsteps:\n  - {name: a, type: shell, command: \"echo {{inputs.featur}}\"}\n")
+	want := `wf.yaml:5:44: warning: input "featur" is used but not declared; treated as a required string (did you mean "feature"?)`
+	if r := e.mustRun(0, "validate", "wf.yaml"); !strings.Contains(r.stdout+r.stderr, want) {
+		t.Errorf("awf validate:\n%s%s\nwant %s", r.stdout, r.stderr, want)
+	}
+	if r := e.mustRun(0, "run", "wf.yaml", "--input", "featur=y"); strings.Count(r.stderr, want) != 1 {
+		t.Errorf("awf run: the warning is not printed once:\n%s", r.stderr)
+	}
+}

@@ -90,6 +90,7 @@ func shoot(t *testing.T, ctx context.Context, dir, name string) {
 // uiServer is a running `awf ui`: its base URL and the URL with the token it printed.
 type uiServer struct {
 	base, url, token string
+	cmd              *exec.Cmd
 }
 
 // startUI starts `awf ui` in e's directory with extra arguments and returns what it printed.
@@ -123,7 +124,7 @@ func startUI(t *testing.T, e *env, args ...string) uiServer {
 		if err != nil || parsed.Query().Get("token") == "" {
 			t.Fatalf("awf ui printed %q, want a URL with a token", u)
 		}
-		return uiServer{base: "http://" + parsed.Host, url: u, token: parsed.Query().Get("token")}
+		return uiServer{base: "http://" + parsed.Host, url: u, token: parsed.Query().Get("token"), cmd: cmd}
 	case <-time.After(time.Minute):
 		t.Fatal("awf ui printed no URL in a minute")
 	}
@@ -202,8 +203,8 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 	if len(rows) != 2 {
 		t.Fatalf("runs list rows = %q, want the run and its sub-run", rows)
 	}
-	if !strings.Contains(rows[0], "ui-review") || !strings.Contains(rows[0], "completed") || !strings.Contains(rows[0], " 4 2") {
-		t.Errorf("first row = %q, want ui-review, completed, 4 calls, 2 denials", rows[0])
+	if !strings.Contains(rows[0], "ui-review") || !strings.Contains(rows[0], "completed") || !strings.Contains(rows[0], " 5 2") {
+		t.Errorf("first row = %q, want ui-review, completed, 5 calls, 2 denials", rows[0])
 	}
 	if !strings.Contains(rows[1], "d1") || !strings.Contains(rows[1], "sub-run") || !strings.Contains(rows[1], "child") {
 		t.Errorf("second row = %q, want the child run nested under its parent", rows[1])
@@ -222,14 +223,19 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 		}
 	}
 
+	// A filter applies as soon as its choice changes.
+	visit(t, ctx, srv.base+"/")
+	eval[bool](t, ctx, `(() => { const s = document.querySelector("select[name=decision]"); s.value = "deny"; return s.dispatchEvent(new Event("change", {bubbles: true})); })()`)
+	waitPage(t, ctx, `location.search === "?status=&workflow=&tool=&decision=deny&q=" && document.querySelectorAll("tr.run").length === 1`)
+
 	visit(t, ctx, srv.base+"/")
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr.run[data-run="`+runID+`"] a`))); err != nil {
 		t.Fatal(err)
 	}
 	waitPage(t, ctx, `document.getElementById("run-status") !== null`)
 	steps := eval[[]string](t, ctx, `[...document.querySelectorAll(".timeline > section.step")].map(s => s.dataset.step)`)
-	if strings.Join(steps, " ") != "hostile checks child review" {
-		t.Errorf("timeline = %q, want hostile checks child review", steps)
+	if strings.Join(steps, " ") != "hostile long checks child count review" {
+		t.Errorf("timeline = %q, want hostile long checks child count review", steps)
 	}
 	// The parallel group's children sit side by side inside it: one row, two columns.
 	kids := eval[[]float64](t, ctx, `(() => { const a = document.querySelector("#step-checks .group > #step-vet").getBoundingClientRect(), b = document.querySelector("#step-checks .group > #step-lint").getBoundingClientRect(); return [a.top, b.top, a.left, b.left]; })()`)
@@ -238,6 +244,9 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 	}
 	if link := eval[string](t, ctx, `document.querySelector("#step-child a.kind").innerText`); !strings.Contains(link, "sub-workflow run") {
 		t.Errorf("child step links %q, want its sub-workflow run", link)
+	}
+	if tool := eval[string](t, ctx, `document.querySelector("#step-count .call").innerText`); !strings.Contains(tool, "word_count") || !strings.Contains(tool, "$ wc -w") || !strings.Contains(tool, "3") {
+		t.Errorf("tool step shows %q, want its call of word_count, the command it ran and its output", tool)
 	}
 	agent := eval[string](t, ctx, `document.querySelector("#step-review").innerText`)
 	for _, want := range []string{
@@ -271,6 +280,26 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 	}
 	shoot(t, ctx, shots, "run")
 
+	// A large output shows its start, and all of it a page at a time.
+	if more := eval[string](t, ctx, `document.querySelector("#step-long p.more").innerText`); !strings.Contains(more, "of 108893: see all of it") {
+		t.Errorf("long output's note = %q", more)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#step-long p.more a`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, `document.querySelector("main h1") && document.querySelector("main h1").innerText === "Output of long"`)
+	if head := eval[string](t, ctx, `document.querySelector("main p").innerText`); !strings.Contains(head, "108893 bytes · page 1 of 2") {
+		t.Errorf("output page says %q, want page 1 of 2", head)
+	}
+	shoot(t, ctx, shots, "output")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[rel=next]`))); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, ctx, `location.search.includes("page=2")`)
+	if tail := eval[string](t, ctx, `document.querySelector("main pre.out").textContent`); !strings.HasSuffix(tail, "19999\n20000") {
+		t.Errorf("page 2 ends with %q, want the output's end", tail[max(len(tail)-20, 0):])
+	}
+
 	visit(t, ctx, srv.base+"/audit?decision=deny")
 	links := eval[[]string](t, ctx, `[...document.querySelectorAll("table.audit tbody tr a")].map(a => a.getAttribute("href"))`)
 	want := []string{"/runs/" + runID + "#call-review-call_4", "/runs/" + runID + "#call-review-call_3"}
@@ -283,8 +312,8 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 	}
 	waitPage(t, ctx, `location.hash === "#call-review-call_4" && document.querySelector(location.hash) !== null`)
 	visit(t, ctx, srv.base+"/audit")
-	if n := eval[int](t, ctx, `document.querySelectorAll("table.audit tbody tr").length`); n != 4 {
-		t.Errorf("audit page shows %d records, want the run's 4 calls", n)
+	if n := eval[int](t, ctx, `document.querySelectorAll("table.audit tbody tr").length`); n != 5 {
+		t.Errorf("audit page shows %d records, want the run's 5 calls", n)
 	}
 	visit(t, ctx, srv.base+"/audit?decision=maybe")
 	if msg := eval[string](t, ctx, `document.querySelector("main p.error").innerText`); !strings.Contains(msg, `--decision "maybe": want allow or deny`) {
@@ -405,6 +434,21 @@ func TestUIRefusesForeignRequests(t *testing.T) {
 			t.Errorf("%s: %s %s = %d, want %d", tc.name, tc.method, tc.path, got.StatusCode, tc.want)
 		}
 	}
+	// Ctrl-C stops the server, also while a page follows its live updates.
+	req, _ := http.NewRequest("GET", srv.base+"/events", nil)
+	req.Header.Set("Cookie", cookie)
+	events, err := client.Do(req)
+	if err != nil || events.StatusCode != 200 || events.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("events: %v %v", events, err)
+	}
+	defer events.Body.Close()
+	if err := srv.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Wait(); err != nil {
+		t.Errorf("awf ui after Ctrl-C: %v, want exit 0", err)
+	}
+
 	r := e.mustRun(1, "ui", "--addr", "0.0.0.0:0")
 	if !strings.Contains(r.stderr, "0.0.0.0 is not a loopback address") || !strings.Contains(r.stderr, "--allow-remote") {
 		t.Errorf("awf ui --addr 0.0.0.0:0 says %q, want a refusal naming --allow-remote", r.stderr)

@@ -293,7 +293,7 @@ func retryable(err error) bool {
 func (e *execution) attempt(ctx context.Context, sr *stepRun, n int) (StepOutcome, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if t := sr.step.Timeout; t > 0 {
-		actx, cancel = context.WithTimeout(ctx, t)
+		actx, cancel = e.r.d.WithTimeout(ctx, t)
 	}
 	defer cancel()
 	out, err := e.dispatch(actx, sr, n)

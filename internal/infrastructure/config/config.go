@@ -21,13 +21,20 @@ import (
 
 // Layer is what one source says. Nil fields are not set by that source.
 type Layer struct {
-	Source    string                    `yaml:"-"`
-	StateDir  *string                   `yaml:"state_dir"`
-	AuditLog  *string                   `yaml:"audit_log"`
-	LogLevel  *string                   `yaml:"log_level"`
-	LogFormat *string                   `yaml:"log_format"`
-	Provider  *string                   `yaml:"provider"`
-	Model     *string                   `yaml:"model"`
+	Source    string  `yaml:"-"`
+	StateDir  *string `yaml:"state_dir"`
+	AuditLog  *string `yaml:"audit_log"`
+	LogLevel  *string `yaml:"log_level"`
+	LogFormat *string `yaml:"log_format"`
+	Provider  *string `yaml:"provider"`
+	Model     *string `yaml:"model"`
+	// Engine runs `awf run`: local (this process) or temporal (a Temporal server's workers).
+	Engine *string `yaml:"engine"`
+	// Temporal is where the temporal engine's server is (HOST:PORT), Namespace and
+	// TaskQueue which of its namespaces and task queues runs awf's workflows.
+	Temporal  *string                   `yaml:"temporal"`
+	Namespace *string                   `yaml:"temporal_namespace"`
+	TaskQueue *string                   `yaml:"temporal_task_queue"`
 	Providers map[string]ProviderConfig `yaml:"providers"`
 }
 
@@ -51,6 +58,10 @@ type Config struct {
 	LogFormat string
 	Provider  string
 	Model     string
+	Engine    string
+	Temporal  string
+	Namespace string
+	TaskQueue string
 	// Providers merges every layer's providers; a name defined in a higher layer wins whole.
 	Providers map[string]ProviderConfig
 	// Sources maps each setting to the layer it came from ("state_dir" -> "env AWF_STATE_DIR").
@@ -68,6 +79,10 @@ func Defaults() Layer {
 		AuditLog:  ptr(filepath.Join(DirName, "audit.jsonl")),
 		LogLevel:  ptr("warn"),
 		LogFormat: ptr("text"),
+		Engine:    ptr("local"),
+		Temporal:  ptr("localhost:7233"),
+		Namespace: ptr("default"),
+		TaskQueue: ptr("awf"),
 	}
 }
 
@@ -95,8 +110,8 @@ func (l Layer) Rooted(root, cwd string) Layer {
 	return l
 }
 
-// FromEnv reads AWF_STATE_DIR, AWF_AUDIT_LOG, AWF_LOG_LEVEL, AWF_LOG_FORMAT, AWF_PROVIDER and
-// AWF_MODEL.
+// FromEnv reads AWF_STATE_DIR, AWF_AUDIT_LOG, AWF_LOG_LEVEL, AWF_LOG_FORMAT, AWF_PROVIDER,
+// AWF_MODEL, AWF_ENGINE, AWF_TEMPORAL, AWF_TEMPORAL_NAMESPACE and AWF_TEMPORAL_TASK_QUEUE.
 func FromEnv(getenv func(string) string) Layer {
 	l := Layer{Source: "env"}
 	set := func(dst **string, key string) {
@@ -110,6 +125,10 @@ func FromEnv(getenv func(string) string) Layer {
 	set(&l.LogFormat, "AWF_LOG_FORMAT")
 	set(&l.Provider, "AWF_PROVIDER")
 	set(&l.Model, "AWF_MODEL")
+	set(&l.Engine, "AWF_ENGINE")
+	set(&l.Temporal, "AWF_TEMPORAL")
+	set(&l.Namespace, "AWF_TEMPORAL_NAMESPACE")
+	set(&l.TaskQueue, "AWF_TEMPORAL_TASK_QUEUE")
 	return l
 }
 
@@ -184,6 +203,10 @@ func Resolve(layers ...Layer) Config {
 	pick(&c.LogFormat, "log_format", func(l Layer) *string { return l.LogFormat })
 	pick(&c.Provider, "provider", func(l Layer) *string { return l.Provider })
 	pick(&c.Model, "model", func(l Layer) *string { return l.Model })
+	pick(&c.Engine, "engine", func(l Layer) *string { return l.Engine })
+	pick(&c.Temporal, "temporal", func(l Layer) *string { return l.Temporal })
+	pick(&c.Namespace, "temporal_namespace", func(l Layer) *string { return l.Namespace })
+	pick(&c.TaskQueue, "temporal_task_queue", func(l Layer) *string { return l.TaskQueue })
 	for i := len(layers) - 1; i >= 0; i-- {
 		for name, p := range layers[i].Providers {
 			c.Providers[name] = p

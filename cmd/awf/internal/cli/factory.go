@@ -49,6 +49,9 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 	f.Runner = func(events ports.Events, opts cmdutil.RunnerOptions) (*runner.Runner, func() error, error) {
 		return newRunner(f, environ, events, opts)
 	}
+	f.Agents = func(t *cmdutil.Tools, opts cmdutil.RunnerOptions) (runner.AgentExecutor, func() error, error) {
+		return agentsOnly(f, environ, t, opts)
+	}
 	return f
 }
 
@@ -85,20 +88,37 @@ func newRunner(f *cmdutil.Factory, environ []string, events ports.Events, opts c
 	}
 	if t := opts.Tools; t != nil {
 		deps.Tools, deps.Catalog = t.Invoker, t.Registry
-		agents, err := agent.New(agent.Deps{
-			Providers: providers, Tools: t.Invoker, Refusals: t.Refuser, Catalog: t.Registry, Templater: f.Templater(),
-			Schemas: t.Validator, Clock: ports.ClockFunc(nowFunc), Audit: t.Audit, Settler: t.Settler,
-		})
-		if err != nil {
+		if deps.Agents, err = newAgents(f, providers, t); err != nil {
 			return nil, nil, err
 		}
-		deps.Agents = agents
 	}
 	r, err := runner.New(deps)
 	if err != nil {
 		return nil, nil, err
 	}
 	return r, done, nil
+}
+
+// newAgents wires the agent loop of a run: its model providers and its governed tools.
+func newAgents(f *cmdutil.Factory, providers ports.ProviderSource, t *cmdutil.Tools) (runner.AgentExecutor, error) {
+	return agent.New(agent.Deps{
+		Providers: providers, Tools: t.Invoker, Refusals: t.Refuser, Catalog: t.Registry, Templater: f.Templater(),
+		Schemas: t.Validator, Clock: ports.ClockFunc(nowFunc), Audit: t.Audit, Settler: t.Settler,
+	})
+}
+
+// agentsOnly is Factory.Agents: the agent loop alone, for an engine that runs the steps
+// around it itself.
+func agentsOnly(f *cmdutil.Factory, environ []string, t *cmdutil.Tools, opts cmdutil.RunnerOptions) (runner.AgentExecutor, func() error, error) {
+	providers, err := providerSource(f, environ, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	agents, err := newAgents(f, providers, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return agents, providers.Close, nil
 }
 
 // loadConfig resolves flags > environment > project file > user file > defaults.

@@ -3,12 +3,14 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/audit"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/doctor"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/engine"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
 	mcpcmd "github.com/awf-dev/awf/cmd/awf/internal/cmd/mcp"
@@ -90,6 +92,7 @@ call: a YAML state file per run and an append-only audit log.`,
 	root.AddCommand(commandsFor(root, f, args)...)
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
+	completeNoFiles(root)
 	refuseUnknownTopics(root)
 	refuseUnknownSubcommands(root)
 	return root
@@ -112,6 +115,9 @@ var commands = []struct {
 	{"doctor", func(f *cmdutil.Factory) *cobra.Command { return doctor.NewCmdDoctor(f, nil) }},
 	{"tools", func(f *cmdutil.Factory) *cobra.Command { return tools.NewCmdTools(f, nil) }},
 	{"ui", func(f *cmdutil.Factory) *cobra.Command { return ui.NewCmdUI(f, nil) }},
+	{"worker", engine.NewCmdWorker},
+	{"approve", engine.NewCmdApprove},
+	{"deny", engine.NewCmdDeny},
 }
 
 // commandsFor builds the top-level commands running args needs: the one args name, none when
@@ -168,6 +174,19 @@ func completeGlobalFlags(root *cobra.Command) {
 		"awf-dir":         cmdutil.CompleteDirs,
 	} {
 		_ = root.RegisterFlagCompletionFunc(name, complete) // fails only for a flag that does not exist
+	}
+}
+
+// completeNoFiles makes the shell offer no file names after a command that takes no arguments
+// (its Use is one word: awf list, awf ui) and says nothing of its own completion: cobra's
+// default is the shell's file completion. Commands that take arguments complete them
+// themselves (cmdutil.CompleteRunIDs, CompleteWorkflows, ...).
+func completeNoFiles(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		completeNoFiles(sub)
+	}
+	if c.ValidArgsFunction == nil && c.Runnable() && len(strings.Fields(c.Use)) == 1 {
+		c.ValidArgsFunction = cobra.NoFileCompletions
 	}
 }
 

@@ -65,9 +65,13 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
+	var asker ports.Approver = w.approver()
+	if f.Approver != nil {
+		asker = f.Approver()
+	}
 	flow, err := approval.New(approval.Config{
 		Policy: wf.Approval, Tools: wf.Tools, Override: f.Flags.Approve, Yes: f.Flags.Yes,
-		NonInteractive: f.Flags.NonInteractive, Approver: w.approver(), Eval: f.Templater(),
+		NonInteractive: f.Flags.NonInteractive, Approver: asker, Eval: f.Templater(),
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,6 +25,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
+	if r.Method == http.MethodHead {
+		return
+	}
 	fmt.Fprint(w, "retry: 1000\n\n")
 	flusher.Flush()
 	last := s.fingerprint(prefix)
@@ -53,21 +57,36 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 // names start with prefix (all when it is ""): a run's state file and journal change at every
 // save, whatever their layout.
 func (s *Server) fingerprint(prefix string) uint64 {
+	return readDirIndex(s.cfg.StateDir).fingerprint(prefix)
+}
+
+// dirIndex is the state directory's listing, sorted by name, read once for a page.
+type dirIndex struct {
+	entries []os.DirEntry
+	err     error
+}
+
+func readDirIndex(dir string) dirIndex {
+	entries, err := os.ReadDir(dir) // sorted by name
+	return dirIndex{entries: entries, err: err}
+}
+
+// fingerprint is Server.fingerprint over this listing: a binary search finds the entries
+// with the prefix, so that the runs list asks it of every run at little cost.
+func (d dirIndex) fingerprint(prefix string) uint64 {
 	h := fnv.New64a()
-	entries, err := os.ReadDir(s.cfg.StateDir)
-	if err != nil {
-		fmt.Fprint(h, err.Error())
+	if d.err != nil {
+		fmt.Fprint(h, d.err.Error())
 		return h.Sum64()
 	}
-	for _, e := range entries {
+	i, _ := slices.BinarySearchFunc(d.entries, prefix, func(e os.DirEntry, p string) int { return strings.Compare(e.Name(), p) })
+	for _, e := range d.entries[i:] {
 		if !strings.HasPrefix(e.Name(), prefix) {
-			continue
+			break
 		}
-		fi, err := e.Info()
-		if err != nil {
-			continue
+		if fi, err := e.Info(); err == nil {
+			fmt.Fprintf(h, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
 		}
-		fmt.Fprintf(h, "%s %d %d\n", e.Name(), fi.Size(), fi.ModTime().UnixNano())
 	}
 	return h.Sum64()
 }

@@ -91,6 +91,9 @@ func (s *Server) buildRun(ctx context.Context, run *state.RunState) *runView {
 	if run.Status == state.Running {
 		_, owned := s.cfg.Runs.Owner(run.ID)
 		v.Live, v.CutOff = owned, !owned
+		if owned { // the time so far, not up to the last save
+			v.Duration = state.ActiveTime(run.StartedAt, s.cfg.Now(), run.Segments)
+		}
 	}
 	v.Output = inlineText(run.Output, outputLink(run.ID, "", ""))
 	if sums, err := s.cfg.Runs.List(ctx); err == nil {

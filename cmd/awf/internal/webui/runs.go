@@ -2,9 +2,7 @@ package webui
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -44,32 +42,28 @@ func statsOf(run *state.RunState) runStats {
 	return st
 }
 
-// statsCache keeps each ended run's stats while its state file is unchanged, so that the runs
-// list loads only the runs that are running or changed since it was last shown.
+// statsCache keeps each run's stats while its files are unchanged, so that the runs list
+// loads only the runs that changed since it was last shown.
 type statsCache struct {
 	mu   sync.Mutex
 	runs map[string]cachedStats
 }
 
 type cachedStats struct {
-	key   string
+	key   uint64
 	stats runStats
 }
 
 func newStatsCache() *statsCache { return &statsCache{runs: map[string]cachedStats{}} }
 
-// get returns sum's stats, loading the run when the cache cannot answer.
-func (c *statsCache) get(ctx context.Context, runs Runs, sum ports.RunSummary) runStats {
-	key := ""
-	if sum.Status.Ended() {
-		if fi, err := os.Stat(sum.StateFile); err == nil {
-			key = fmt.Sprintf("%s %d %d", sum.Status, fi.ModTime().UnixNano(), fi.Size())
-		}
-	}
+// get returns sum's stats, loading the run when its files changed since it was last loaded
+// (dir tells).
+func (c *statsCache) get(ctx context.Context, runs Runs, sum ports.RunSummary, dir dirIndex) runStats {
+	key := dir.fingerprint(sum.ID + ".")
 	c.mu.Lock()
 	e, ok := c.runs[sum.ID]
 	c.mu.Unlock()
-	if ok && key != "" && e.key == key {
+	if ok && e.key == key {
 		return e.stats
 	}
 	var st runStats
@@ -155,12 +149,13 @@ func (s *Server) listRuns(ctx context.Context, f runFilter) (*runsView, error) {
 		return nil, err
 	}
 	v := &runsView{Filter: f, Total: len(sums), Statuses: []state.Status{state.Running, state.Completed, state.Failed, state.Interrupted}}
+	dir := readDirIndex(s.cfg.StateDir)
 	byID := map[string]*runRow{}
 	var shown []*runRow
 	for _, sum := range sums {
 		row := &runRow{RunSummary: sum, Duration: time.Duration(sum.DurationMs) * time.Millisecond}
 		if sum.Unreadable == "" {
-			row.runStats = s.stats.get(ctx, s.cfg.Runs, sum)
+			row.runStats = s.stats.get(ctx, s.cfg.Runs, sum, dir)
 		}
 		if sum.Status == state.Running {
 			_, owned := s.cfg.Runs.Owner(sum.ID)

@@ -157,6 +157,9 @@ func TestRunsListNestsAndFilters(t *testing.T) {
 			t.Errorf("runs %s = %q, want %q", tc.query, got, tc.want)
 		}
 	}
+	if _, body := f.get(t, "/?status=failed"); !strings.Contains(body, `sub-run of <a href="/runs/parent">parent</a>`) {
+		t.Errorf("a sub-run listed without its parent does not name it:\n%s", body)
+	}
 	code, body := f.get(t, "/")
 	if code != 200 || !strings.Contains(body, `<td class="num deny">1</td>`) {
 		t.Errorf("runs page: %d, want the parent's one denial highlighted:\n%s", code, body)
@@ -205,6 +208,23 @@ func TestOutputPages(t *testing.T) {
 		if code, _ := f.get(t, path); code != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, code)
 		}
+	}
+}
+
+// TestCutOffRun shows a run whose state says running but that no process owns as cut off,
+// and not live.
+func TestCutOffRun(t *testing.T) {
+	f := newFixture(t)
+	run := sampleRun("gone")
+	run.Status, run.FinishedAt = state.Running, nil
+	f.save(t, run)
+	for _, path := range []string{"/", "/runs/gone"} {
+		if _, body := f.get(t, path); !strings.Contains(body, "running (cut off)") {
+			t.Errorf("%s does not say the run was cut off:\n%s", path, body)
+		}
+	}
+	if _, body := f.get(t, "/runs/gone"); !strings.Contains(body, `data-live="false"`) {
+		t.Errorf("a cut-off run's page follows live updates")
 	}
 }
 
@@ -314,4 +334,62 @@ func BenchmarkRunPage2000CallsAgain(b *testing.B) {
 		code, body := f.get(b, "/runs/big")
 		wantBigPage(b, code, body)
 	}
+}
+
+// FuzzRunPageShowsTextAsText puts any text where a run records text that came from outside
+// (a step's output and error, a model's reply, a call's arguments and output, the workflow's
+// name) and checks that the page's markup does not change: the number of '<' in the page is
+// the same as for plain text, so nothing in the text became a tag.
+func FuzzRunPageShowsTextAsText(f *testing.F) {
+	for _, seed := range []string{"<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "\x1b]8;;http://x\x07link\x1b]8;;\x07", "</pre><b>", "\xff\xfe<", "&lt;"} {
+		f.Add(seed)
+	}
+	fx := newFixture(f)
+	pageFor := func(text string) string {
+		run := sampleRun("fuzz")
+		run.Workflow = text
+		run.States["build"].Output, run.States["build"].Error = text, text
+		agent := run.States["agent"]
+		agent.Turns[0].Text = text
+		agent.ToolCalls[0].Arguments = map[string]any{"path": text}
+		agent.ToolCalls[0].Result.Output = text
+		var b strings.Builder
+		if err := fx.srv.pages["run"].ExecuteTemplate(&b, "layout.html", page{Title: text, Data: fx.srv.buildRun(context.Background(), run)}); err != nil {
+			f.Fatal(err)
+		}
+		return b.String()
+	}
+	want := strings.Count(pageFor("plain"), "<")
+	f.Fuzz(func(t *testing.T, text string) {
+		if len(text) > InlineBytes || text == "" {
+			t.Skip() // a longer output adds a link to the rest; an empty one leaves parts out
+		}
+		if got := strings.Count(pageFor(text), "<"); got != want {
+			t.Errorf("page for %q has %d '<', want %d: the text changed the markup", text, got, want)
+		}
+	})
+}
+
+// BenchmarkRunsList200Runs shows the runs list of 200 runs the first time (each run is loaded
+// once for its calls and denials) and again (from the cache).
+func BenchmarkRunsList200Runs(b *testing.B) {
+	f := newFixture(b)
+	for i := range 200 {
+		f.save(b, sampleRun(fmt.Sprintf("run-%03d", i)))
+	}
+	b.Run("first", func(b *testing.B) {
+		for b.Loop() {
+			f.srv.stats = newStatsCache()
+			if code, body := f.get(b, "/"); code != 200 || strings.Count(body, `<tr class="run`) != 200 {
+				b.Fatalf("runs page: %d", code)
+			}
+		}
+	})
+	b.Run("again", func(b *testing.B) {
+		for b.Loop() {
+			if code, _ := f.get(b, "/"); code != 200 {
+				b.Fatalf("runs page: %d", code)
+			}
+		}
+	})
 }

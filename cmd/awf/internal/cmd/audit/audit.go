@@ -70,8 +70,7 @@ follows it: outcome "started" is a call still running, or one awf was killed in.
 With --output json, each record is printed as one JSON object per line (JSON Lines).`,
 		Example: `  awf audit --run 3f2a... --decision deny
   awf audit --tool shell --since 2h --output json`,
-		Args:              cmdutil.MaxArgs(0),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := opts.Filter(time.Time{}); err != nil {
 				return err

@@ -31,8 +31,7 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *Options) error
 uid drop, Landlock, seccomp, resource limits, cgroups) and print what is available and what
 is missing, with how to get it. A layer a workflow lists in sandbox.require, or any layer with
 enforce: strict, makes awf refuse tools where that layer is missing.`,
-		Args:              cmdutil.MaxArgs(0),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF == nil {
 				runF = runDoctor

@@ -36,10 +36,9 @@ var statuses = []state.Status{state.Pending, state.Running, state.Completed, sta
 func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:               "history",
-		Short:             "List past runs, newest first",
-		Args:              cmdutil.MaxArgs(0),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Use:   "history",
+		Short: "List past runs, newest first",
+		Args:  cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Status != "" && !validStatus(opts.Status) {
 				return fault.New(fault.Usage, "--status %q: want one of %v", opts.Status, statuses)

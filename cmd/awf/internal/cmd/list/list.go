@@ -29,10 +29,9 @@ type Options struct {
 func NewCmdList(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:               "list",
-		Short:             "List the workflows in ./workflows and ./.awf/workflows",
-		Args:              cmdutil.MaxArgs(0),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Use:   "list",
+		Short: "List the workflows in ./workflows and ./.awf/workflows",
+		Args:  cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF == nil {
 				runF = runList

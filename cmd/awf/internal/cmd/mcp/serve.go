@@ -76,8 +76,7 @@ panics is an error result, and the server goes on serving.`,
   awf mcp serve --workflow autonomous-coding.yaml --input project_path=.
   awf mcp serve --workflow wf.yaml --tools read_file,fs.* --http 127.0.0.1:8765
   claude --mcp-config awf-mcp.json   # with {"mcpServers":{"awf":{"command":"awf","args":["mcp","serve","--tools","read_file"]}}}`,
-		Args:              cmdutil.MaxArgs(0),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkServe(opts); err != nil {
 				return err

@@ -33,6 +33,12 @@ type Options struct {
 	DryRun    bool
 	Output    cmdutil.Format
 	Model     ModelFlags
+	// Engine is --engine: local, temporal, or "" for the configured one (engine:, AWF_ENGINE).
+	Engine string
+	// Server, SharedWorkspace and Detach are the temporal engine's flags.
+	Server          cmdutil.Server
+	SharedWorkspace bool
+	Detach          bool
 }
 
 // ModelFlags choose the model of agent steps from the command line.
@@ -89,11 +95,23 @@ object with run_id, status, state_file and output) goes to stdout.`,
 	_ = cmd.RegisterFlagCompletionFunc("input", completeInputs(f))
 	_ = cmd.RegisterFlagCompletionFunc("input-file", cmdutil.CompleteYAMLFiles)
 	_ = cmd.RegisterFlagCompletionFunc("provider", completeProviders(f))
+	cmd.Flags().StringVar(&opts.Engine, "engine", "", "run on `ENGINE`: local (this process) or temporal (workers of a Temporal server, see docs/distributed.md); default engine: in config, AWF_ENGINE, else local")
+	cmdutil.AddServerFlags(cmd, &opts.Server)
+	cmd.Flags().BoolVar(&opts.SharedWorkspace, "shared-workspace", false, "temporal engine: every worker sees the working directory (a shared file system), so another worker finishes a run whose worker was lost")
+	cmd.Flags().BoolVar(&opts.Detach, "detach", false, "temporal engine: print the run's id once it is submitted and return (awf status --engine temporal RUN_ID --wait waits for it)")
 	return cmd
 }
 
 func runRun(ctx context.Context, opts *Options) error {
 	f := opts.Factory
+	engine, err := cmdutil.EngineName(f, opts.Engine)
+	if err != nil {
+		return err
+	}
+	remote := f.Engines[engine]
+	if engine != cmdutil.EngineLocal && remote == nil && !opts.DryRun {
+		return cmdutil.Handoff(opts.IO, cmdutil.EngineProgram(engine), f.Args)
+	}
 	res, err := compile.File(f.Loader(), f.Templater(), opts.File)
 	if err != nil {
 		return err
@@ -121,6 +139,11 @@ func runRun(ctx context.Context, opts *Options) error {
 	workDir, err := os.Getwd()
 	if err != nil {
 		return fault.Wrap(fault.System, err)
+	}
+	if remote != nil {
+		return remote(ctx, cmdutil.EngineRun{Workflow: wf, Files: res.Files, Inputs: values, WorkDir: workDir,
+			Output: opts.Output, Runner: opts.Model.Options(nil, workDir),
+			Server: opts.Server, SharedWorkspace: opts.SharedWorkspace, Detach: opts.Detach})
 	}
 	var tools *cmdutil.Tools // a workflow of shell steps needs none: no registry, no audit log
 	if res.CallsTools {

@@ -48,8 +48,7 @@ A server that does not start is an error naming it.`,
   awf tools list --tag files --search re
   awf tools list --workflow review.yaml --output json
   awf tools list --workflow review.yaml --mcp`,
-		Args:              cmdutil.MaxArgs(0),
-		ValidArgsFunction: cobra.NoFileCompletions,
+		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkList(opts); err != nil {
 				return err

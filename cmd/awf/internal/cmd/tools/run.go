@@ -56,7 +56,8 @@ verbatim, integers, numbers and booleans are parsed, arrays and objects are give
 
 Exit codes: 0 the tool succeeded, 1 bad arguments, 2 unknown tool, 3 the tool failed,
 5 the call was denied.`,
-		Example: `  awf tools run grep --arg 'arguments=["-rn","TODO","src"]' --yes
+		Example: `  awf tools run grep --arg pattern=TODO --arg path=src
+  awf tools run ls --arg 'arguments=["-1","src"]' --yes   # examples/tools/wrapped-tools/ls.tool in .awf/wrapped-tools/
   awf tools run file-report --arg pattern=needle --arg dir=src
   awf tools run acme/greet --input world
   git diff | awf tools run review --input -`,

@@ -1,4 +1,4 @@
-// awf ui: live updates. A page whose <main> says data-live="true" listens to the server's
+// awf ui: live updates and filters. A page whose <main> says data-live="true" listens to the server's
 // events (server-sent events) and, on each change, fetches its own URL's main element again
 // and swaps it in; it stops once the page says it is no longer live (the run ended).
 "use strict";
@@ -46,5 +46,10 @@
       if (d && twin) twin.open = d.open;
     });
   }
+  // Filters apply as soon as a choice changes (the Filter button does it without JavaScript).
+  document.addEventListener("change", function (ev) {
+    const form = ev.target.closest && ev.target.closest("form.filters");
+    if (form && ev.target.tagName === "SELECT") form.requestSubmit();
+  });
   document.addEventListener("DOMContentLoaded", follow);
 })();
