@@ -148,10 +148,12 @@ func (c HelperConfig) run(req *Request, status *os.File) int {
 	}
 	// printfExec first: the calls it serves are printf, a builtin, which the exec guard
 	// among the middlewares must not see as a program. The orphan reaper last, around the
-	// start and wait of the program itself (reap.go).
-	handlers := append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec}, c.ExecMiddlewares...)
-	opts = append(opts, interp.ExecHandlers(append(handlers, startReaper().middleware)...))
-	opts = append(opts, printfHandlers(file)...)
+	// start and wait of the program itself (reap.go), which programExec runs.
+	// Job control's builtins (kill, wait, jobs) before the guard too: they run no program.
+	jc := newJobControl(file, false)
+	handlers := append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec, jc.serve}, c.ExecMiddlewares...)
+	opts = append(opts, interp.ExecHandlers(append(handlers, startReaper().middleware, programExec(jc, false))...))
+	opts = append(opts, jc.options(printfHandler(file))...)
 	runner, err := interp.New(opts...)
 	if err != nil {
 		return c.fail(status, fmt.Errorf("process helper: start interpreter: %w", err))

@@ -157,6 +157,9 @@ func TestRunsListNestsAndFilters(t *testing.T) {
 			t.Errorf("runs %s = %q, want %q", tc.query, got, tc.want)
 		}
 	}
+	if _, body := f.get(t, "/?status=failed"); !strings.Contains(body, `sub-run of <a href="/runs/parent">parent</a>`) {
+		t.Errorf("a sub-run listed without its parent does not name it:\n%s", body)
+	}
 	code, body := f.get(t, "/")
 	if code != 200 || !strings.Contains(body, `<td class="num deny">1</td>`) {
 		t.Errorf("runs page: %d, want the parent's one denial highlighted:\n%s", code, body)
@@ -363,6 +366,30 @@ func FuzzRunPageShowsTextAsText(f *testing.F) {
 		}
 		if got := strings.Count(pageFor(text), "<"); got != want {
 			t.Errorf("page for %q has %d '<', want %d: the text changed the markup", text, got, want)
+		}
+	})
+}
+
+// BenchmarkRunsList200Runs shows the runs list of 200 runs the first time (each run is loaded
+// once for its calls and denials) and again (from the cache).
+func BenchmarkRunsList200Runs(b *testing.B) {
+	f := newFixture(b)
+	for i := range 200 {
+		f.save(b, sampleRun(fmt.Sprintf("run-%03d", i)))
+	}
+	b.Run("first", func(b *testing.B) {
+		for b.Loop() {
+			f.srv.stats = newStatsCache()
+			if code, body := f.get(b, "/"); code != 200 || strings.Count(body, `<tr class="run`) != 200 {
+				b.Fatalf("runs page: %d", code)
+			}
+		}
+	})
+	b.Run("again", func(b *testing.B) {
+		for b.Loop() {
+			if code, _ := f.get(b, "/"); code != 200 {
+				b.Fatalf("runs page: %d", code)
+			}
 		}
 	})
 }
