@@ -237,7 +237,7 @@ func (b *bench) steps(full bool) {
 		b.target("10,000 steps: run peak RSS", rssMiB(c.run), 100, fmt.Sprintf("[%.1fx a 1-step run's %.1f MiB]", mib(c.run.medRSS)/mib(one.medRSS), mib(one.medRSS)))
 		wf := filepath.Join(b.dir, "steps10000.yaml")
 		v := b.measure(runs, b.awf, "validate", wf)
-		b.target("10,000 steps: validate wall", wallMS(v), 1000, "")
+		b.target("10,000 steps: validate wall", wallMS(v), 1000, fmt.Sprintf("[CPU %s]", cpuMS(v)))
 		b.target("10,000 steps: validate peak RSS", rssMiB(v), 100, "")
 	}
 }
