@@ -25,7 +25,7 @@ func completeInputs(f *cmdutil.Factory) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for _, in := range wf.Inputs {
 			if strings.HasPrefix(in.Name, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(in.Name+"=", in.Description))
+				out = append(out, cobra.CompletionWithDesc(in.Name+"=", cmdutil.CompletionDescription(in.Description)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
