@@ -536,3 +536,26 @@ func TestTemporalAgentStep(t *testing.T) {
 		t.Errorf("%d audit records of the temporal run, want 5", n)
 	}
 }
+
+// TestTemporalEveryStepType: every step type of the engine core (conditions, dir and env,
+// a parallel group limited to 2 at a time, a sub-workflow, continue_on_error, an integer
+// input) gives on the temporal engine what it gives locally.
+func TestTemporalEveryStepType(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t, "steps.yaml", "child.yaml")
+	e.write("sub/.keep", "")
+	e.startWorker(addr)
+	local := e.runJSON(0, "run", "steps.yaml")
+	remote := e.runJSON(0, "run", "steps.yaml", "--engine", "temporal", "--temporal", addr)
+	if remote.Output != "hi e2e in sub / ABC / 7" || remote.Output != local.Output {
+		t.Errorf("output = %q, local %q", remote.Output, local.Output)
+	}
+	if got, want := normalized(e.state(remote.RunID)), normalized(e.state(local.RunID)); got != want {
+		t.Errorf("state differs from the local run's:\n%s\nlocal:\n%s", got, want)
+	}
+	// The sub-workflow's run is saved too, under its parent, as a local run saves it.
+	h := e.mustRun(0, "history", "--output", "json")
+	if n := strings.Count(h.stdout, `"parent": "`+remote.RunID+`"`); n != 1 {
+		t.Errorf("%d runs under the temporal run, want its sub-workflow's:\n%s", n, h.stdout)
+	}
+}
