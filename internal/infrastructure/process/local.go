@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -114,9 +113,9 @@ func localStatus(err error, stderr io.Writer) (int, error) {
 	return 1, nil
 }
 
-// groupExec runs an external program as the leader of its own process group (startDetached),
-// and kills the whole group when the script's context ends, so that a timeout or Ctrl-C leaves
-// nothing behind, and the program dies with awf.
+// groupExec runs an external program as the leader of its own process group (a job object on
+// Windows; startDetached), and kills the whole group when the script's context ends, so that a
+// timeout or Ctrl-C leaves nothing behind, and (on Linux and Windows) the program dies with awf.
 func groupExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(ctx context.Context, args []string) error {
 		hc := interp.HandlerCtx(ctx)
@@ -125,7 +124,7 @@ func groupExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			fmt.Fprintln(hc.Stderr, err)
 			return interp.ExitStatus(127)
 		}
-		cmd, err := startDetached(func() *exec.Cmd {
+		cmd, grp, err := startDetached(func() *exec.Cmd {
 			cmd := exec.Command(path, args[1:]...)
 			cmd.Args[0] = args[0]
 			cmd.Dir = hc.Dir
@@ -138,13 +137,13 @@ func groupExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 			fmt.Fprintf(hc.Stderr, "%v\n", err)
 			return interp.ExitStatus(126)
 		}
-		pgid := cmd.Process.Pid
-		stop := context.AfterFunc(ctx, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+		stop := context.AfterFunc(ctx, grp.kill)
 		err = cmd.Wait()
 		stop()
 		// Whatever the program left in its group (background children) goes with it, as in
 		// the helper, where the group is killed when the script ends.
-		syscall.Kill(-pgid, syscall.SIGKILL)
+		grp.kill()
+		grp.release()
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -161,33 +160,6 @@ func groupExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 		}
 		return nil
 	}
-}
-
-// pidNamespaces says whether the programs of shell steps start in a PID namespace of their
-// own; it starts true when awf is root and turns false at the first refusal.
-var pidNamespaces atomic.Bool
-
-func init() { pidNamespaces.Store(os.Geteuid() == 0) }
-
-// startDetached starts cmd so that it and everything it starts die with awf, whatever kills
-// awf (kill -9 included, when nothing in awf runs any more): the program is the leader of its
-// own process group, gets SIGKILL when awf dies (parent-death signal) and, where awf may create
-// one (root), is the first process of a new PID namespace, so that its death kills every
-// process below it, setsid ones included. Without a PID namespace a descendant of a program
-// still running when awf is killed outlives it (the parent-death signal is not inherited).
-func startDetached(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
-	cmd := newCmd()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if !pidNamespaces.Load() {
-		return cmd, cmd.Start()
-	}
-	cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
-	err := cmd.Start()
-	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSPC) {
-		return cmd, err
-	}
-	pidNamespaces.Store(false) // not allowed here (a container, a seccomp profile)
-	return startDetached(newCmd)
 }
 
 // execEnv is the exported environment of the interpreter at this command; a later entry of
