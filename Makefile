@@ -10,8 +10,9 @@ FUZZTIME ?= 10s
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-build: ## build bin/awf (static: runs in any container image, starts faster)
+build: ## build bin/awf and bin/awf-temporal beside it (static: runs in any container image, starts faster)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/awf
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(dir $(BIN))awf-temporal ./cmd/awf/awf-temporal
 
 test: ## run every test with the race detector (what CI runs)
 	$(GO) test -race -count=1 ./...

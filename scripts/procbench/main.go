@@ -3,14 +3,18 @@
 // procbench reads rusage, which Windows does not have.
 
 // Command procbench measures awf from outside the process and prints each whole-process
-// target of the project as a ratio against a baseline measured in the same run: per-step cost
-// as workflows grow, start-up against /bin/true, a sandboxed tool call against a plain step,
-// peak memory with a 10 MB output, refusing deeply nested YAML.
+// target of the project against a baseline measured in the same run: per-step cost as
+// workflows grow, start-up against /bin/true, 50 steps against a bare shell loop, a sandboxed
+// tool call against a plain step, peak memory of a 10,000-step run, of its validate and of a
+// run with a 10 MB output, refusing deeply nested YAML. Each line gives the target, the
+// figure from the minimum and from the median of several runs, and PASS or FAIL (judged on
+// the median, or on the single run when there is one).
 //
-// It is a separate, small program on purpose. Linux reports a child's peak RSS (ru_maxrss) as
-// at least what its parent had resident when it forked it, so a figure taken from inside a
-// large process (a Go test binary holding benchmark buffers) measures that process, not awf.
-// This program stays at a few MiB, below any awf run.
+// It is a separate, small program on purpose. Wall time, CPU time and peak RSS come from the
+// kernel (wait4's rusage of each child, measuring that child alone): Linux reports a child's
+// peak RSS as at least what its parent had resident when it forked it, so a figure taken from
+// inside a large process (a Go test binary holding benchmark buffers) measures that process,
+// not awf. This program stays at a few MiB, below any awf run.
 //
 // Usage: go run ./scripts/procbench -awf bin/awf [-runs 5] [-full]
 package main
@@ -33,47 +37,54 @@ type sample struct {
 	rssKiB    int64
 }
 
-// stats are the min and median of several samples of one command.
+// stats are the minimum and median of several samples of one command, each figure taken
+// separately.
 type stats struct {
+	n                int
 	minWall, medWall time.Duration
 	minCPU, medCPU   time.Duration
-	maxRSS, medRSS   int64
+	minRSS, medRSS   int64 // KiB
 }
 
 func main() {
 	awf := flag.String("awf", "bin/awf", "the awf binary to measure")
 	runs := flag.Int("runs", 5, "runs of each command (min and median are reported)")
 	full := flag.Bool("full", false, "also run the 10,000-step workflow (minutes on a slow machine)")
+	dir := flag.String("dir", "", "where the workflows and their state go (default: the temporary directory); put it on a disk, not a tmpfs")
 	flag.Parse()
 	bin, err := filepath.Abs(*awf)
 	if err != nil {
 		fail(err)
 	}
-	b := &bench{awf: bin, runs: *runs}
-	if b.dir, err = os.MkdirTemp("", "procbench"); err != nil {
+	b := &bench{awf: bin, runs: max(1, *runs)}
+	if b.dir, err = os.MkdirTemp(*dir, "procbench"); err != nil {
 		fail(err)
 	}
 	defer os.RemoveAll(b.dir)
+	fmt.Printf("awf %s, %d runs of each command; state in %s%s\n", bin, b.runs, b.dir, tmpfsWarning(b.dir))
 	b.startup()
 	b.steps(*full)
 	b.sandboxedCall()
 	b.memory()
 	b.nesting()
-	if b.missed > 0 {
-		fmt.Printf("\n%d target(s) missed\n", b.missed)
-	}
+	fmt.Printf("\n%d target(s) checked, %d failed\n", b.checked, b.failed)
 }
 
 type bench struct {
-	awf    string
-	dir    string
-	runs   int
-	missed int
+	awf             string
+	dir             string
+	runs            int
+	checked, failed int
 }
 
-// measure runs argv runs times in dir and returns its statistics; it stops the program when
-// the command fails.
+// measure runs argv runs times in the bench directory and returns its statistics; it stops
+// the program when the command fails.
 func (b *bench) measure(runs int, argv ...string) stats {
+	return b.measureExit(runs, 0, argv...)
+}
+
+// measureExit is measure for a command expected to exit with code.
+func (b *bench) measureExit(runs, code int, argv ...string) stats {
 	var ss []sample
 	for range runs {
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -82,8 +93,8 @@ func (b *bench) measure(runs int, argv ...string) stats {
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
 		wall := time.Since(start)
-		if err != nil {
-			fail(fmt.Errorf("%s: %v\n%s", strings.Join(argv, " "), err, out))
+		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != code {
+			fail(fmt.Errorf("%s: want exit %d, got %v\n%s", strings.Join(argv, " "), code, err, out))
 		}
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		ss = append(ss, sample{
@@ -107,9 +118,10 @@ func summarize(ss []sample) stats {
 	slices.Sort(rss)
 	mid := len(ss) / 2
 	return stats{
+		n:       len(ss),
 		minWall: walls[0], medWall: walls[mid],
 		minCPU: cpus[0], medCPU: cpus[mid],
-		maxRSS: rss[len(rss)-1], medRSS: rss[mid],
+		minRSS: rss[0], medRSS: rss[mid],
 	}
 }
 
@@ -132,72 +144,109 @@ func stepsWorkflow(n int, command string) string {
 	return sb.String()
 }
 
-// target prints one figure against its target and counts a miss.
-func (b *bench) target(what string, got float64, unit string, limit float64, detail string) {
-	verdict := "MET"
-	if got > limit {
-		verdict = "MISSED"
-		b.missed++
+// figure is one measured figure, from the minimum and from the median of the runs.
+type figure struct {
+	min, med float64
+	unit     string
+}
+
+func (f figure) String() string {
+	return fmt.Sprintf("min %.3f, median %.3f %s", f.min, f.med, f.unit)
+}
+
+// target prints one figure against its limit (at most limit, in the figure's unit), judged on
+// the median, and counts a failure.
+func (b *bench) target(what string, got figure, limit float64, detail string) {
+	verdict := "PASS"
+	b.checked++
+	if got.med > limit {
+		verdict = "FAIL"
+		b.failed++
 	}
-	fmt.Printf("%-58s %9.3f %-6s (target <= %g)  %-6s %s\n", what, got, unit, limit, verdict, detail)
+	fmt.Printf("%-50s target <= %-8s measured %-36s %s  %s\n", what, fmt.Sprintf("%g %s", limit, got.unit), got, verdict, detail)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+func mib(kib int64) float64 { return float64(kib) / 1024 }
+
+// wallMS and cpuMS are a command's wall and CPU times in ms.
+func wallMS(s stats) figure { return figure{ms(s.minWall), ms(s.medWall), "ms"} }
+func cpuMS(s stats) figure  { return figure{ms(s.minCPU), ms(s.medCPU), "ms"} }
+func rssMiB(s stats) figure { return figure{mib(s.minRSS), mib(s.medRSS), "MiB"} }
+
+// minus is a figure less a baseline's, min from min and median from median.
+func (f figure) minus(base figure) figure { return figure{f.min - base.min, f.med - base.med, f.unit} }
+
+// per divides a figure by n, in unit.
+func (f figure) per(n float64, unit string) figure { return figure{f.min / n, f.med / n, unit} }
+
+// over is the ratio of a figure to a baseline's, min to min and median to median.
+func (f figure) over(base figure) figure { return figure{f.min / base.min, f.med / base.med, "x"} }
+
 func (b *bench) startup() {
-	fmt.Println("== start-up (min of", b.runs*4, "runs; median in brackets)")
-	runs := b.runs * 4
+	runs := b.runs * 20 // a few ms each: many runs steady the minimum and median
+	fmt.Printf("\n== start-up, against /bin/true (%d runs each)\n", runs)
 	base := b.measure(runs, "/bin/true")
 	version := b.measure(runs, b.awf, "--version")
 	wf := b.write("three.yaml", stepsWorkflow(3, "true"))
 	validate := b.measure(runs, b.awf, "validate", wf)
 	detail := func(s stats) string {
-		return fmt.Sprintf("[%.2f ms vs /bin/true %.2f ms; median %.2f vs %.2f]", ms(s.minWall), ms(base.minWall), ms(s.medWall), ms(base.medWall))
+		return fmt.Sprintf("[wall %s; /bin/true %s]", wallMS(s), wallMS(base))
 	}
-	b.target("awf --version, extra wall over /bin/true", ms(version.minWall-base.minWall), "ms", 1.5, detail(version))
-	b.target("awf validate (3 steps), extra wall over /bin/true", ms(validate.minWall-base.minWall), "ms", 1.5, detail(validate))
+	b.target("awf --version: wall over /bin/true", wallMS(version).minus(wallMS(base)), 1.5, detail(version))
+	b.target("awf validate (3 steps): wall over /bin/true", wallMS(validate).minus(wallMS(base)), 1.5, detail(validate))
+}
+
+// stepCost is the cost per step of an n-step run over a 1-step run.
+type stepCost struct {
+	wall, cpu figure
+	run       stats
 }
 
 func (b *bench) steps(full bool) {
-	fmt.Println("\n== per-step cost as workflows grow (state on this machine's disk)")
-	version := b.measure(b.runs, b.awf, "--version")
-	per := func(n int) (wall, cpu float64, s stats) {
+	fmt.Println("\n== per step, as workflows grow (`true` steps, state on this machine's disk)")
+	one := b.measure(b.runs, b.awf, "run", b.write("steps1.yaml", stepsWorkflow(1, "true")), "--quiet")
+	per := func(n, runs int) stepCost {
 		wf := b.write(fmt.Sprintf("steps%d.yaml", n), stepsWorkflow(n, "true"))
-		runs := b.runs
-		if n >= 2000 {
-			runs = max(1, b.runs/2)
-		}
-		s = b.measure(runs, b.awf, "run", wf, "--quiet")
-		return ms(s.medWall-version.medWall) / float64(n), ms(s.medCPU-version.medCPU) / float64(n), s
+		s := b.measure(runs, b.awf, "run", wf, "--quiet")
+		k := float64(n - 1)
+		c := stepCost{wall: wallMS(s).minus(wallMS(one)).per(k, "ms/step"), cpu: cpuMS(s).minus(cpuMS(one)).per(k, "ms/step"), run: s}
+		fmt.Printf("%-50s %d runs: wall %s, CPU %s (over a 1-step run)\n", fmt.Sprintf("%d steps", n), runs, c.wall, c.cpu)
+		return c
 	}
-	w50, c50, s50 := per(50)
+	c50 := per(50, b.runs)
 	bare := b.measure(b.runs, "sh", "-c", `i=0; while [ $i -lt 50 ]; do sh -c true; i=$((i+1)); done`)
-	b.target("50 `true` steps, wall against 50 `sh -c true` from sh", float64(s50.medWall)/float64(bare.medWall), "x", 1.3,
-		fmt.Sprintf("[awf %.1f ms, bare %.1f ms, medians]", ms(s50.medWall), ms(bare.medWall)))
+	b.target("50 steps: wall against 50 `sh -c true` from sh", wallMS(c50.run).over(wallMS(bare)), 1.3,
+		fmt.Sprintf("[awf %s; bare %s]", wallMS(c50.run), wallMS(bare)))
 	sizes := []int{2000}
 	if full {
 		sizes = append(sizes, 10000)
 	}
 	for _, n := range sizes {
-		w, c, s := per(n)
-		d := fmt.Sprintf("[%.3f ms/step vs %.3f at 50]", w, w50)
-		b.target(fmt.Sprintf("%d steps: wall per step against 50 steps", n), w/w50, "x", 1.2, d)
-		b.target(fmt.Sprintf("%d steps: CPU per step against 50 steps", n), c/c50, "x", 1.2, fmt.Sprintf("[%.3f ms/step vs %.3f at 50]", c, c50))
+		runs := max(1, b.runs/2)
 		if n == 10000 {
-			b.target("10,000 steps: peak RSS of the run", float64(s.maxRSS)/1024, "MiB", 100, "")
-			wf := filepath.Join(b.dir, "steps10000.yaml")
-			v := b.measure(1, b.awf, "validate", wf)
-			b.target("10,000 steps: validate wall", ms(v.medWall), "ms", 1000, "")
-			b.target("10,000 steps: validate peak RSS", float64(v.maxRSS)/1024, "MiB", 100, "")
+			runs = min(3, b.runs)
 		}
+		c := per(n, runs)
+		b.target(fmt.Sprintf("%d steps: wall per step against 50 steps", n), c.wall.over(c50.wall), 1.2, "")
+		b.target(fmt.Sprintf("%d steps: CPU per step against 50 steps", n), c.cpu.over(c50.cpu), 1.2, "")
+		if n != 10000 {
+			continue
+		}
+		b.target("10,000 steps: run peak RSS", rssMiB(c.run), 100, fmt.Sprintf("[%.1fx a 1-step run's %.1f MiB]", mib(c.run.medRSS)/mib(one.medRSS), mib(one.medRSS)))
+		wf := filepath.Join(b.dir, "steps10000.yaml")
+		v := b.measure(runs, b.awf, "validate", wf)
+		b.target("10,000 steps: validate wall", wallMS(v), 1000, "")
+		b.target("10,000 steps: validate peak RSS", rssMiB(v), 100, "")
 	}
 }
 
 // sandboxedCall compares a tool step calling the shell built-in (every sandbox layer, the
 // helper process) with a plain shell step running the same command.
 func (b *bench) sandboxedCall() {
-	fmt.Println("\n== a sandboxed shell-tool call against a plain step (20 of each)")
 	const n = 20
+	fmt.Printf("\n== a sandboxed shell-tool call against a plain step (%d of each per run)\n", n)
 	var sb strings.Builder
 	sb.WriteString("name: tools\ntools:\n  - {name: shell, builtin: true, approval: auto}\nsteps:\n")
 	for i := range n {
@@ -207,9 +256,8 @@ func (b *bench) sandboxedCall() {
 	plain := b.write("plain.yaml", stepsWorkflow(n, "true"))
 	t := b.measure(b.runs, b.awf, "run", tools, "--quiet", "--yes")
 	p := b.measure(b.runs, b.awf, "run", plain, "--quiet")
-	extra := ms(t.medWall-p.medWall) / n
-	b.target("extra wall per sandboxed call", extra, "ms", 3,
-		fmt.Sprintf("[%.2f ms/call vs %.2f ms/step, medians]", ms(t.medWall)/n, ms(p.medWall)/n))
+	b.target("sandboxed call: extra wall over a plain step", wallMS(t).minus(wallMS(p)).per(n, "ms"), 3,
+		fmt.Sprintf("[per call %s; per plain step %s]", wallMS(t).per(n, "ms"), wallMS(p).per(n, "ms")))
 }
 
 // memory compares the peak RSS of a run whose step outputs 10 MB used by the next step with
@@ -223,26 +271,30 @@ func (b *bench) memory() {
 	small := b.write("small.yaml", strings.Replace(wf, "SIZE", "10", 1))
 	bs := b.measure(b.runs, b.awf, "run", big, "--quiet")
 	ss := b.measure(b.runs, b.awf, "run", small, "--quiet")
-	b.target("peak RSS, 10 MB run against a 10-byte run", float64(bs.maxRSS)/float64(ss.maxRSS), "x", 2,
-		fmt.Sprintf("[%.1f MiB vs %.1f MiB; extra %.2fx the payload]", float64(bs.maxRSS)/1024, float64(ss.maxRSS)/1024,
-			float64(bs.maxRSS-ss.maxRSS)/1024/10))
+	b.target("10 MB output: peak RSS against a 10-byte run", rssMiB(bs).over(rssMiB(ss)), 2,
+		fmt.Sprintf("[%s vs %s; extra %.2fx the payload]", rssMiB(bs), rssMiB(ss), (mib(bs.medRSS)-mib(ss.medRSS))/10))
 }
 
-// nesting times the refusal of 100,000 nested brackets in an ignored key.
+// nesting times the refusal of 100,000 nested brackets in an ignored key, against the
+// validation of a small workflow.
 func (b *bench) nesting() {
 	fmt.Println("\n== refusing deeply nested YAML (100,000 brackets in an x- key)")
 	wf := b.write("deep.yaml", "name: deep\nx-note: "+strings.Repeat("[", 100_000)+"\nsteps:\n  - {name: a, type: shell, command: 'true'}\n")
-	var ss []sample
-	for range b.runs {
-		cmd := exec.Command(b.awf, "validate", wf)
-		start := time.Now()
-		_ = cmd.Run() // refused: exit 2
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		ss = append(ss, sample{wall: time.Since(start), rssKiB: ru.Maxrss})
+	s := b.measureExit(b.runs, 2, b.awf, "validate", wf)
+	base := b.measure(b.runs, b.awf, "validate", filepath.Join(b.dir, "three.yaml"))
+	b.target("validate refuses it: wall", wallMS(s), 100, fmt.Sprintf("[validate of 3 steps: %s]", wallMS(base)))
+	b.target("validate refuses it: peak RSS", rssMiB(s), 50, fmt.Sprintf("[validate of 3 steps: %s]", rssMiB(base)))
+}
+
+// tmpfsWarning says when dir is in memory: the state is then never really synced to a disk,
+// and the per-step figures are not the ones the targets are about.
+func tmpfsWarning(dir string) string {
+	const tmpfsMagic = 0x01021994
+	var fs syscall.Statfs_t
+	if syscall.Statfs(dir, &fs) == nil && fs.Type == tmpfsMagic {
+		return " (a tmpfs: pass -dir on a disk)"
 	}
-	s := summarize(ss)
-	b.target("validate refuses it: wall", ms(s.medWall), "ms", 100, "")
-	b.target("validate refuses it: peak RSS", float64(s.maxRSS)/1024, "MiB", 50, "")
+	return ""
 }
 
 func fail(err error) {

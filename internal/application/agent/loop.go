@@ -330,9 +330,13 @@ func (l *loop) emit(e ports.Event) {
 	}
 }
 
+// warn tells the person running awf, once: as a Warning event when there is an event sink
+// (the progress output prints it), else as a log line. Both would print it twice on stderr.
 func (l *loop) warn(msg string) {
-	l.emit(ports.Event{Kind: ports.Warning, Message: msg})
-	if l.sc.Log != nil {
+	switch {
+	case l.sc.Emit != nil:
+		l.emit(ports.Event{Kind: ports.Warning, Message: msg})
+	case l.sc.Log != nil:
 		l.sc.Log.Warn(msg)
 	}
 }

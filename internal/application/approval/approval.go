@@ -285,6 +285,8 @@ func (f *Flow) ask(ctx context.Context, req Request, s setting) (ports.ApprovalD
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return deny(ports.ByUser, s.rule, "denied: the run was cancelled while waiting for approval"), ctx.Err()
+	case errors.Is(err, ports.ErrApprovalDeferred):
+		return deny(ports.ByUser, s.rule, "not decided yet: the call waits for a person"), err
 	case err != nil && errors.Is(actx.Err(), context.DeadlineExceeded):
 		ans, err = ports.AnswerTimeout, nil
 	case err != nil:

@@ -117,6 +117,9 @@ func (g *Gate) Run(ctx context.Context, c Call, exec Exec) (tool.Result, Verdict
 		Depth: c.Depth, Arguments: c.Args, Meta: meta(c.Tool, c.Args), Secrets: g.d.Secrets,
 	}
 	res, v := g.run(ctx, c, &rec, exec)
+	if errors.Is(v.Err, ports.ErrApprovalDeferred) {
+		return res, v // undecided, not run: audited when it is decided
+	}
 	rec.Outcome = outcome(res, v)
 	rec.Command, rec.Changes = res.Command, res.Changes
 	if v.Denied && rec.Verdict != nil {

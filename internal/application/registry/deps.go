@@ -5,10 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/semver"
 )
 
 // Missing is a dependency that is not available: declared in a manifest's dependencies, or
@@ -21,11 +20,39 @@ type Missing struct {
 	Pos        workflow.Pos `json:"-"`
 }
 
-// Install is the command that installs what the tool needs.
-func (m Missing) Install() string { return "awf tools install --deps " + m.Tool }
+// Install is the command that installs what the tool needs; "" when the dependency is a bare
+// name, which no registry provides: it is defined, not installed (see Fix).
+func (m Missing) Install() string {
+	if !Installable(m.Dependency) {
+		return ""
+	}
+	return "awf tools install --deps " + m.Tool
+}
+
+// Fix says how to get the dependency: the command that installs it, or where to define a
+// bare name.
+func (m Missing) Fix() string {
+	if c := m.Install(); c != "" {
+		return "install with: " + c
+	}
+	return DefineHint(m.Dependency)
+}
+
+// Installable reports whether a tool reference names a registry's tool (owner/name[@...]):
+// bare names are built-in, the workflow's, the project's or the user's.
+func Installable(ref string) bool { return strings.Contains(ref, "/") }
+
+// DefineHint is the advice for a bare tool name that does not resolve: no registry has it.
+func DefineHint(name string) string {
+	if i := strings.IndexAny(name, "@ "); i > 0 {
+		name = name[:i]
+	}
+	return fmt.Sprintf("define %s as a project or user tool (.awf/wrapped-tools/%s.tool, or .awf/tools/%s/config.yaml; see docs/tools.md); no registry provides bare names",
+		name, name, name)
+}
 
 func (m Missing) String() string {
-	return fmt.Sprintf("tool %s needs %s: %s; install with: %s", m.Tool, m.Dependency, m.Reason, m.Install())
+	return fmt.Sprintf("tool %s needs %s: %s; %s", m.Tool, m.Dependency, m.Reason, m.Fix())
 }
 
 // CheckDependencies returns what the named tools need and is missing, following the
@@ -136,8 +163,8 @@ func (r *Registry) unmet(e *entry) string {
 	for i, m := range missing {
 		parts[i] = fmt.Sprintf("%s (%s)", m.Dependency, m.Reason)
 	}
-	return fmt.Sprintf("tool %s cannot run: missing %s; nothing is installed automatically, install with: %s",
-		e.Ref, strings.Join(parts, ", "), missing[0].Install())
+	return fmt.Sprintf("tool %s cannot run: missing %s; nothing is installed automatically, %s",
+		e.Ref, strings.Join(parts, ", "), missing[0].Fix())
 }
 
 // manifestsLocked lists every manifest entry, in a stable order.

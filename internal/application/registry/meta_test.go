@@ -190,7 +190,7 @@ func TestDependencies(t *testing.T) {
 			installed("official", "find-bugs", "2.0.0", tool.MetaStep{Tool: "nope", OutputVar: "o"}),
 			installed("official", "summarize", "1.4.0", tool.MetaStep{Tool: "echo", Input: "summary of {input}", OutputVar: "o"}),
 		}, []string{
-			"tool official/find-bugs@2.0.0 needs nope: unknown tool \"nope\"; install with: awf tools install --deps official/find-bugs@2.0.0",
+			"tool official/find-bugs@2.0.0 needs nope: unknown tool \"nope\"; define nope as a project or user tool (.awf/wrapped-tools/nope.tool, or .awf/tools/nope/config.yaml; see docs/tools.md); no registry provides bare names",
 		}, ""},
 	}
 	for _, tc := range tests {

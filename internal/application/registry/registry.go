@@ -9,12 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/semver"
 )
 
 // DefaultMaxDepth is how deeply meta-tools may nest when Config.MaxDepth is 0 (seed 000).
@@ -202,12 +201,12 @@ func (r *Registry) List() []Entry {
 	for _, versions := range r.installed {
 		out = append(out, r.viewLocked(versions[0]))
 	}
-	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.listName(), b.listName()) })
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.ListName(), b.ListName()) })
 	return out
 }
 
-// listName is how an entry is listed: installed tools as owner/name.
-func (e Entry) listName() string {
+// ListName is how an entry is listed: installed tools as owner/name.
+func (e Entry) ListName() string {
 	if e.Level == tool.LevelInstalled && e.Manifest != nil {
 		return e.Manifest.Ref()
 	}
@@ -218,7 +217,7 @@ func (e Entry) listName() string {
 func (r *Registry) ListNames() []string {
 	var names []string
 	for _, e := range r.List() {
-		names = append(names, e.listName())
+		names = append(names, e.ListName())
 	}
 	return names
 }
@@ -248,7 +247,7 @@ func (r *Registry) Definitions(name string) []Entry {
 func (r *Registry) Search(q tool.Query) []Entry {
 	var out []Entry
 	for _, e := range r.List() {
-		if q.Matches(e.listName(), e.Tags) {
+		if q.Matches(e.ListName(), e.Tags) {
 			out = append(out, e)
 		}
 	}

@@ -76,7 +76,7 @@ func (e *execution) agent(ctx context.Context, sr *stepRun, attempt int) (StepOu
 		WorkDir:  e.st.WorkDir,
 		Attempt:  attempt,
 		Previous: prev,
-		Save:     sr.saveStep,
+		Save:     sr.save,
 		Lookup:   e.lookup,
 		Emit: func(ev ports.Event) {
 			if ev.Step == "" {

@@ -130,14 +130,17 @@ func (e *execution) share(n int) {
 	e.mu.Unlock()
 }
 
-// saveLocked writes the run state. Callers hold mu. The save ignores ctx's cancellation: an
-// interrupted run must still be recorded. The first failure is kept and ends the run.
+// saveLocked writes the whole run state, as at the run's start and end. Callers hold mu. The
+// save ignores ctx's cancellation: an interrupted run must still be recorded. The first
+// failure is kept and ends the run.
 func (e *execution) saveLocked(ctx context.Context) error {
 	return e.persistLocked(ctx, e.r.d.Store.Save)
 }
 
-// saveStepLocked writes the run state after a change to the named step's record alone,
-// through the store's journal when it has one (see ports.StepJournal). Callers hold mu.
+// saveStepLocked writes the run state after a change to the named step's record alone (its
+// start, its end, its tool calls), through the store's journal when it has one (see
+// ports.StepJournal), so that a step's save does not cost more in a longer run. Every change
+// the runner makes to a step is saved by a save of that step. Callers hold mu.
 func (e *execution) saveStepLocked(ctx context.Context, name string) error {
 	j, ok := e.r.d.Store.(ports.StepJournal)
 	if !ok {
@@ -169,16 +172,8 @@ func (e *execution) failedSave() error {
 	return e.saveErr
 }
 
-// update applies fn to the named step's record and saves, holding mu.
+// update applies fn to the named step's record and saves it, holding mu.
 func (e *execution) update(ctx context.Context, name string, fn func(*state.StepState)) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	fn(e.st.Step(name))
-	return e.saveLocked(ctx)
-}
-
-// updateStep is update for a change to the step's record alone, saved by saveStepLocked.
-func (e *execution) updateStep(ctx context.Context, name string, fn func(*state.StepState)) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	fn(e.st.Step(name))

@@ -33,26 +33,13 @@ func (e *execution) parallel(ctx context.Context, sr *stepRun) (StepOutcome, err
 	defer e.share(-1)
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	sem := make(chan struct{}, max(limit, 1))
 	errs := make([]error, len(children))
-	var wg sync.WaitGroup
-	for i := range children {
-		select {
-		case sem <- struct{}{}:
-		case <-cctx.Done():
+	e.r.d.Fork(cctx, len(children), limit, func(ctx context.Context, i int) {
+		errs[i] = e.step(ctx, &children[i])
+		if errs[i] != nil && p.FailFast {
+			cancel(&failFast{step: children[i].Name})
 		}
-		if cctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			errs[i] = e.step(cctx, &children[i])
-			if errs[i] != nil && p.FailFast {
-				cancel(&failFast{step: children[i].Name})
-			}
-		})
-	}
-	wg.Wait()
+	})
 	if ctx.Err() != nil {
 		return StepOutcome{}, context.Cause(ctx)
 	}
@@ -71,6 +58,26 @@ func (e *execution) parallel(ctx context.Context, sr *stepRun) (StepOutcome, err
 		return out, joinErrors(failures)
 	}
 	return out, nil
+}
+
+// fork is the default Deps.Fork: goroutines, a semaphore of limit slots.
+func fork(ctx context.Context, n, limit int, run func(ctx context.Context, i int)) {
+	sem := make(chan struct{}, max(limit, 1))
+	var wg sync.WaitGroup
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			run(ctx, i)
+		})
+	}
+	wg.Wait()
 }
 
 func (e *execution) parallelOutput(children []workflow.Step) (StepOutcome, error) {

@@ -60,6 +60,16 @@ type Deps struct {
 	// either way (resume re-runs a step that did not complete), and a workflow of quick steps
 	// pays one atomic write per step instead of two. Zero saves at the start of every step.
 	StartSaveDelay time.Duration
+	// Fork runs run(ctx, i) for every i in [0, n) concurrently, at most limit at a time, and
+	// returns when every started call has returned; it starts no more once ctx is done. The
+	// children of parallel steps run through it. nil means goroutines; an engine that must
+	// schedule concurrency itself (a durable-execution workflow) passes its own, and the
+	// context each call gets may carry what that engine needs.
+	Fork func(ctx context.Context, n, limit int, run func(ctx context.Context, i int))
+	// WithTimeout bounds one attempt of a step with a timeout; nil means context.WithTimeout.
+	// An engine whose timers must not run on the wall clock (a replayed workflow) passes one
+	// that records the timeout for its activities instead of arming a timer.
+	WithTimeout func(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
 }
 
 // Runner runs workflows. It is safe for concurrent use: each run keeps its own state.
@@ -102,6 +112,12 @@ func New(d Deps) (*Runner, error) {
 	if d.Sleep == nil {
 		d.Sleep = sleep
 	}
+	if d.Fork == nil {
+		d.Fork = fork
+	}
+	if d.WithTimeout == nil {
+		d.WithTimeout = context.WithTimeout
+	}
 	return &Runner{d: d, env: environMap(d.Environ)}, nil
 }
 
@@ -115,6 +131,9 @@ type Request struct {
 	WorkDir string
 	// Parent is the id of the run that started this one, if any.
 	Parent string
+	// ID is the run's id; empty means a fresh one (Deps.NewID). An engine that names runs
+	// itself (a Temporal workflow id) passes it.
+	ID string
 	// Sources are the digests of the files the workflow was loaded from (see
 	// state.RunState.Sources), recorded for resume to compare.
 	Sources map[string]string
@@ -137,7 +156,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*state.RunState, error) 
 	if req.Workflow == nil {
 		return nil, fault.New(fault.System, "run: no workflow")
 	}
-	return r.run(ctx, req, r.d.NewID(), nil)
+	id := req.ID
+	if id == "" {
+		id = r.d.NewID()
+	}
+	return r.run(ctx, req, id, nil)
 }
 
 // Resume continues the run with the given id as ResumeWith does, with no overrides.
@@ -266,7 +289,7 @@ func (r *Runner) execute(ctx context.Context, e *execution, how string) (*state.
 	if err != nil {
 		return e.st, err
 	}
-	e.log.Info("run started", "workflow", e.wf.Name, "resumed", e.st.Resumed)
+	e.log.Info("run started", "resumed", e.st.Resumed) // e.log names the run and workflow
 	e.emit(ports.Event{Kind: ports.RunStarted, Message: how})
 	err = e.steps(ctx, e.wf.Steps)
 	if err == nil {

@@ -63,17 +63,11 @@ type stepRun struct {
 	startSave *time.Timer
 }
 
-// save applies fn to the step's live record and saves the run state.
+// save applies fn to the step's live record and saves it: through the store's journal,
+// when it has one (see execution.saveStepLocked).
 func (sr *stepRun) save(ctx context.Context, fn func(*state.StepState)) error {
 	sr.stopStartSave()
 	return sr.e.update(ctx, sr.step.Name, fn)
-}
-
-// saveStep is save for changes to the step's record alone, made many times in a step (an
-// agent's tool calls): the store's journal saves them, when it has one.
-func (sr *stepRun) saveStep(ctx context.Context, fn func(*state.StepState)) error {
-	sr.stopStartSave()
-	return sr.e.updateStep(ctx, sr.step.Name, fn)
 }
 
 // stopStartSave cancels the deferred save of the step's start: a save of the step records it
@@ -133,7 +127,7 @@ func (e *execution) skip(ctx context.Context, step *workflow.Step) {
 	now := e.r.d.Clock.Now()
 	*s = state.StepState{Status: state.Skipped, FinishedAt: &now, Vars: s.Vars}
 	e.publishLocked(step.Name, s)
-	_ = e.saveLocked(ctx) // a failed save is kept in saveErr and ends the run
+	_ = e.saveStepLocked(ctx, step.Name) // a failed save is kept in saveErr and ends the run
 	e.mu.Unlock()
 	e.log.Debug("step skipped", "step", step.Name)
 	e.emit(ports.Event{Kind: ports.StepFinished, Step: step.Name, Status: string(state.Skipped)})
@@ -166,11 +160,11 @@ func (e *execution) begin(ctx context.Context, step *workflow.Step) *stepRun {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			if s.Status == state.Running {
-				_ = e.saveLocked(context.WithoutCancel(ctx))
+				_ = e.saveStepLocked(context.WithoutCancel(ctx), step.Name)
 			}
 		})
 	} else {
-		_ = e.saveLocked(ctx)
+		_ = e.saveStepLocked(ctx, step.Name)
 	}
 	e.mu.Unlock()
 	sr.log.Debug("step started", "type", step.Type)
@@ -207,7 +201,7 @@ func (e *execution) end(ctx context.Context, sr *stepRun, out StepOutcome, err e
 	if visible(status) {
 		e.publishLocked(name, s)
 	}
-	_ = e.saveLocked(ctx)
+	_ = e.saveStepLocked(ctx, name)
 	var took time.Duration
 	if s.StartedAt != nil {
 		took = now.Sub(*s.StartedAt)
@@ -299,7 +293,7 @@ func retryable(err error) bool {
 func (e *execution) attempt(ctx context.Context, sr *stepRun, n int) (StepOutcome, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if t := sr.step.Timeout; t > 0 {
-		actx, cancel = context.WithTimeout(ctx, t)
+		actx, cancel = e.r.d.WithTimeout(ctx, t)
 	}
 	defer cancel()
 	out, err := e.dispatch(actx, sr, n)

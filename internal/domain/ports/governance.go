@@ -51,6 +51,12 @@ const (
 // mode at once; it never waits.
 var ErrNoApprover = errors.New("no terminal to ask for approval")
 
+// ErrApprovalDeferred is wrapped by the error of an Approver that will have the answer later,
+// durably (the temporal engine waits for awf approve without holding a process). The
+// approval flow and the governed path pass such an error up unchanged and write no audit
+// record: nothing was decided and nothing ran. The caller asks again with the answer.
+var ErrApprovalDeferred = errors.New("the approval is deferred")
+
 // Answer is a person's answer to an approval request.
 type Answer string
 

@@ -81,16 +81,18 @@ func (e *RunBusyError) Error() string {
 func (e *RunBusyError) FaultKind() fault.Kind { return fault.Usage }
 
 // StepJournal is implemented by state stores that can save the changes of one step for less
-// than a whole Save: an agent step saves its record before and after every tool call, and a
-// store that rewrites the whole run each time pays for every earlier call again.
+// than a whole Save: the runner saves a step when it starts and ends, an agent step before and
+// after every tool call, and a store that rewrites the whole run each time pays for every
+// earlier step and call again.
 type StepJournal interface {
 	// AppendStep saves run as Save does, with Save's guarantees (atomic, crash-safe once it
 	// returns), except that changes to steps other than step may wait for the next Save. It
-	// is for saves that change only step's record and the run's UpdatedAt (other changes may
-	// cost a whole Save). A store may find what changed in the step by identity: a tool call
-	// record's Arguments and Result, and a message's ToolCalls, must be replaced rather than
-	// changed in place, or the change may wait for the next Save. A step the run does not
-	// have is a fault.System error.
+	// is for saves that change only step's record and the run's UpdatedAt, step being
+	// possibly new, added at the end of run.Order (other changes may cost a whole Save). A
+	// store may find what changed by identity: steps are added at the end of run.Order and
+	// never removed nor reordered in place; a tool call record's Arguments and Result, and a
+	// message's ToolCalls, are replaced rather than changed in place. A change made otherwise
+	// may wait for the next Save. A step the run does not have is a fault.System error.
 	AppendStep(ctx context.Context, run *state.RunState, step string) error
 }
 

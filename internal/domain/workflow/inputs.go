@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -303,6 +304,11 @@ func showValue(v any) string {
 // of its type ("" for strings). A nil given value counts as not given. Given names that the
 // workflow does not declare and values that do not coerce are all reported in err, of kind
 // fault.Usage. File and directory checks (file_exists, dir_exists) are left to the caller.
+//
+// The relative default of a file_exists or dir_exists input is a path written in the workflow
+// file, so it is resolved against the file's directory (w.Dir), like prompt_file and
+// sub-workflow paths; a given value is the caller's and stays as given (relative to the
+// working directory).
 func (w *Workflow) ResolveInputs(given map[string]any) (values map[string]any, missing []string, err error) {
 	var errs []error
 	declared := make([]string, 0, len(w.Inputs))
@@ -323,7 +329,7 @@ func (w *Workflow) ResolveInputs(given map[string]any) (values map[string]any, m
 	}
 	values = make(map[string]any, len(w.Inputs))
 	for _, in := range w.Inputs {
-		v, err := in.resolve(given[in.Name])
+		v, err := in.resolve(given[in.Name], w.Dir)
 		switch {
 		case err != nil:
 			errs = append(errs, err)
@@ -341,8 +347,9 @@ func (w *Workflow) ResolveInputs(given map[string]any) (values map[string]any, m
 	return values, missing, nil
 }
 
-// resolve returns the coerced given value, else the coerced default, else nil.
-func (in Input) resolve(given any) (any, error) {
+// resolve returns the coerced given value, else the coerced default (a relative path default
+// joined to dir), else nil.
+func (in Input) resolve(given any, dir string) (any, error) {
 	if given != nil {
 		return in.Coerce(given)
 	}
@@ -350,6 +357,9 @@ func (in Input) resolve(given any) (any, error) {
 		v, err := in.coerce(in.Default)
 		if err != nil {
 			return nil, fault.New(fault.Invalid, "default of input %q: %w", in.Name, err)
+		}
+		if p, ok := v.(string); ok && (in.FileExists || in.DirExists) && dir != "" && p != "" && !filepath.IsAbs(p) {
+			v = filepath.Join(dir, p)
 		}
 		return v, nil
 	}

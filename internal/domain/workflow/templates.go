@@ -84,12 +84,28 @@ type TemplateRef struct {
 	// sandbox, approval, output).
 	Step *Step
 	// Visible lists the step names and output_var names whose states the template may read:
-	// the steps that have finished before it is evaluated.
+	// the steps that have finished before it is evaluated. Ask CanRead rather than searching
+	// it: it is as long as the workflow.
 	Visible []string
 	// Tool is the tool whose command or restrictions this is, or nil.
 	Tool *ToolSpec
 	// Namespaces lists the top-level names of the scope the value is evaluated in.
 	Namespaces []string
+
+	// first maps each name of the workflow's finishing order to its first position in it,
+	// shared by every ref of one Templates call; each ref's Visible is a prefix of that order.
+	first map[string]int
+}
+
+// CanRead reports whether the template may read the state of name (a step or an output_var),
+// that is whether name is in Visible. For refs from Templates it is one map look-up: a scan of
+// Visible for every reference made checking a workflow quadratic in its steps.
+func (r *TemplateRef) CanRead(name string) bool {
+	if r.first == nil {
+		return slices.Contains(r.Visible, name)
+	}
+	i, ok := r.first[name]
+	return ok && i < len(r.Visible)
 }
 
 // Templates enumerates every template and bare expression of the workflow, in file order of
@@ -100,11 +116,19 @@ type TemplateRef struct {
 // siblings; tool, sandbox and approval templates see no step states (a tool may be called by
 // any step); the workflow output sees every step.
 func (w *Workflow) Templates() []TemplateRef {
-	e := &enumerator{}
+	e := &enumerator{first: map[string]int{}}
 	var visible []string
 	for i := range w.Steps {
-		e.step(&w.Steps[i], fmt.Sprintf("steps[%d]", i), slices.Clone(visible))
-		visible = append(visible, stepNames(&w.Steps[i])...)
+		// A full slice expression, not a copy: the steps share one growing list (copying it
+		// per step made a workflow of n steps cost n²/2 names), and an append to one step's
+		// view cannot write into the next step's names.
+		e.step(&w.Steps[i], fmt.Sprintf("steps[%d]", i), visible[:len(visible):len(visible)])
+		for _, name := range stepNames(&w.Steps[i]) {
+			if _, seen := e.first[name]; !seen {
+				e.first[name] = len(visible)
+			}
+			visible = append(visible, name)
+		}
 	}
 	e.tools(w.Tools)
 	e.sandbox(w.Sandbox)
@@ -118,7 +142,8 @@ func (w *Workflow) Templates() []TemplateRef {
 
 // enumerator collects TemplateRefs during one Templates call.
 type enumerator struct {
-	refs []TemplateRef
+	refs  []TemplateRef
+	first map[string]int // see TemplateRef.first
 }
 
 func (e *enumerator) add(r TemplateRef) {
@@ -128,6 +153,7 @@ func (e *enumerator) add(r TemplateRef) {
 	if r.Namespaces == nil {
 		r.Namespaces = BaseNamespaces
 	}
+	r.first = e.first
 	e.refs = append(e.refs, r)
 }
 

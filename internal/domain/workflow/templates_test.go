@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,5 +90,39 @@ func TestTemplatesPointAtTheModel(t *testing.T) {
 	}
 	if got := TemplateCommand.String(); got != "command" {
 		t.Errorf("TemplateCommand.String() = %q, want command", got)
+	}
+}
+
+// TestCanReadAgreesWithVisible checks the shared index against a scan of Visible for every ref
+// and every name of a workflow with output_var names, a parallel block and a repeated name.
+func TestCanReadAgreesWithVisible(t *testing.T) {
+	shellStep := func(name, outputVar string) Step {
+		return Step{Name: name, Type: StepShell, OutputVar: outputVar, Shell: &ShellStep{Command: "echo {{inputs.x}}"}}
+	}
+	wf := &Workflow{
+		Steps: []Step{
+			shellStep("a", "av"),
+			{Name: "par", Type: StepParallel, Parallel: &ParallelStep{Steps: []Step{shellStep("p1", ""), shellStep("p2", "a")}}},
+			shellStep("b", ""),
+			shellStep("c", "b"),
+		},
+		Tools:  []ToolSpec{{Name: "t", Command: "echo {{args.x}}"}},
+		Output: "{{states.c.output}}",
+	}
+	names := []string{"a", "av", "par", "p1", "p2", "b", "c", "nosuch", ""}
+	refs := wf.Templates()
+	if len(refs) != 7 {
+		t.Fatalf("Templates() = %d refs, want 7", len(refs))
+	}
+	for _, r := range refs {
+		for _, name := range names {
+			if got, want := r.CanRead(name), slices.Contains(r.Visible, name); got != want {
+				t.Errorf("%s: CanRead(%q) = %v, Visible %v", r.Field, name, got, r.Visible)
+			}
+		}
+	}
+	lone := TemplateRef{Visible: []string{"x"}} // built by hand: no index
+	if !lone.CanRead("x") || lone.CanRead("y") {
+		t.Errorf("CanRead without an index disagrees with Visible %v", lone.Visible)
 	}
 }

@@ -21,13 +21,20 @@ import (
 
 // Layer is what one source says. Nil fields are not set by that source.
 type Layer struct {
-	Source    string                    `yaml:"-"`
-	StateDir  *string                   `yaml:"state_dir"`
-	AuditLog  *string                   `yaml:"audit_log"`
-	LogLevel  *string                   `yaml:"log_level"`
-	LogFormat *string                   `yaml:"log_format"`
-	Provider  *string                   `yaml:"provider"`
-	Model     *string                   `yaml:"model"`
+	Source    string  `yaml:"-"`
+	StateDir  *string `yaml:"state_dir"`
+	AuditLog  *string `yaml:"audit_log"`
+	LogLevel  *string `yaml:"log_level"`
+	LogFormat *string `yaml:"log_format"`
+	Provider  *string `yaml:"provider"`
+	Model     *string `yaml:"model"`
+	// Engine runs `awf run`: local (this process) or temporal (a Temporal server's workers).
+	Engine *string `yaml:"engine"`
+	// Temporal is where the temporal engine's server is (HOST:PORT), Namespace and
+	// TaskQueue which of its namespaces and task queues runs awf's workflows.
+	Temporal  *string                   `yaml:"temporal"`
+	Namespace *string                   `yaml:"temporal_namespace"`
+	TaskQueue *string                   `yaml:"temporal_task_queue"`
 	Providers map[string]ProviderConfig `yaml:"providers"`
 }
 
@@ -51,25 +58,60 @@ type Config struct {
 	LogFormat string
 	Provider  string
 	Model     string
+	Engine    string
+	Temporal  string
+	Namespace string
+	TaskQueue string
 	// Providers merges every layer's providers; a name defined in a higher layer wins whole.
 	Providers map[string]ProviderConfig
 	// Sources maps each setting to the layer it came from ("state_dir" -> "env AWF_STATE_DIR").
 	Sources map[string]string
+	// Project is the project's awf directory, as FindProject found it (zero when the caller
+	// resolved without one).
+	Project Project
 }
 
-// Defaults is the lowest layer.
+// Defaults is the lowest layer, for a project in the working directory.
 func Defaults() Layer {
 	return Layer{
 		Source:    "default",
-		StateDir:  ptr(filepath.Join(".awf", "runs")),
-		AuditLog:  ptr(filepath.Join(".awf", "audit.jsonl")),
+		StateDir:  ptr(filepath.Join(DirName, "runs")),
+		AuditLog:  ptr(filepath.Join(DirName, "audit.jsonl")),
 		LogLevel:  ptr("warn"),
 		LogFormat: ptr("text"),
+		Engine:    ptr("local"),
+		Temporal:  ptr("localhost:7233"),
+		Namespace: ptr("default"),
+		TaskQueue: ptr("awf"),
 	}
 }
 
-// FromEnv reads AWF_STATE_DIR, AWF_AUDIT_LOG, AWF_LOG_LEVEL, AWF_LOG_FORMAT, AWF_PROVIDER and
-// AWF_MODEL.
+// ProjectDefaults is the lowest layer for project p of a command run in cwd: its state and
+// audit log live in p's awf directory (Project.Path).
+func ProjectDefaults(p Project, cwd string) Layer {
+	l := Defaults()
+	l.StateDir = ptr(p.Path(cwd, "runs"))
+	l.AuditLog = ptr(p.Path(cwd, "audit.jsonl"))
+	return l
+}
+
+// Rooted returns l with its relative paths (state_dir, audit_log) resolved against root, for
+// a command run in cwd: a project config file means the paths it names from the project root,
+// wherever in the project awf runs. In the root itself they stay as written.
+func (l Layer) Rooted(root, cwd string) Layer {
+	if root == cwd {
+		return l
+	}
+	for _, p := range []**string{&l.StateDir, &l.AuditLog} {
+		if *p != nil && !filepath.IsAbs(**p) {
+			*p = ptr(filepath.Join(root, **p))
+		}
+	}
+	return l
+}
+
+// FromEnv reads AWF_STATE_DIR, AWF_AUDIT_LOG, AWF_LOG_LEVEL, AWF_LOG_FORMAT, AWF_PROVIDER,
+// AWF_MODEL, AWF_ENGINE, AWF_TEMPORAL, AWF_TEMPORAL_NAMESPACE and AWF_TEMPORAL_TASK_QUEUE.
 func FromEnv(getenv func(string) string) Layer {
 	l := Layer{Source: "env"}
 	set := func(dst **string, key string) {
@@ -83,6 +125,10 @@ func FromEnv(getenv func(string) string) Layer {
 	set(&l.LogFormat, "AWF_LOG_FORMAT")
 	set(&l.Provider, "AWF_PROVIDER")
 	set(&l.Model, "AWF_MODEL")
+	set(&l.Engine, "AWF_ENGINE")
+	set(&l.Temporal, "AWF_TEMPORAL")
+	set(&l.Namespace, "AWF_TEMPORAL_NAMESPACE")
+	set(&l.TaskQueue, "AWF_TEMPORAL_TASK_QUEUE")
 	return l
 }
 
@@ -93,7 +139,7 @@ func FromFile(path string) (Layer, error) {
 		return Layer{Source: path}, nil
 	}
 	if err != nil {
-		return Layer{}, fault.Wrap(fault.Usage, fmt.Errorf("read config: %w", err))
+		return Layer{}, fault.Wrap(fault.Usage, &UnreadableError{Path: path, Err: err})
 	}
 	var l Layer
 	if err := yamlnode.CheckFile(path, data); err != nil {
@@ -108,6 +154,24 @@ func FromFile(path string) (Layer, error) {
 	l.Source = path
 	return l, nil
 }
+
+// UnreadableError is a config file that exists but cannot be read (no permission, a
+// directory): FromFile's error for it, apart from one that does not parse, because the user
+// file's is only a warning (docs/cli.md, Configuration).
+type UnreadableError struct {
+	Path string
+	Err  error
+}
+
+func (e *UnreadableError) Error() string {
+	err := e.Err
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err // the path is said once
+	}
+	return fmt.Sprintf("read config %s: %v", e.Path, err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
 
 // UserFile returns the user config path: $XDG_CONFIG_HOME/awf/config.yaml, else
 // $HOME/.config/awf/config.yaml.
@@ -139,6 +203,10 @@ func Resolve(layers ...Layer) Config {
 	pick(&c.LogFormat, "log_format", func(l Layer) *string { return l.LogFormat })
 	pick(&c.Provider, "provider", func(l Layer) *string { return l.Provider })
 	pick(&c.Model, "model", func(l Layer) *string { return l.Model })
+	pick(&c.Engine, "engine", func(l Layer) *string { return l.Engine })
+	pick(&c.Temporal, "temporal", func(l Layer) *string { return l.Temporal })
+	pick(&c.Namespace, "temporal_namespace", func(l Layer) *string { return l.Namespace })
+	pick(&c.TaskQueue, "temporal_task_queue", func(l Layer) *string { return l.TaskQueue })
 	for i := len(layers) - 1; i >= 0; i-- {
 		for name, p := range layers[i].Providers {
 			c.Providers[name] = p

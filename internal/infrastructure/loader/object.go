@@ -297,6 +297,34 @@ func (o *object) strings(key string) []string {
 
 // strmap decodes a mapping of names to strings.
 func (o *object) strmap(key string) map[string]string {
+	return o.textmap(key, func(path string, pos workflow.Pos, n ast.Node) (string, bool) {
+		text, isScalar := scalarText(n)
+		if !isScalar {
+			o.d.errorf(path, pos, "", "values of %q must be strings, got %s", key, yamlnode.Kind(n))
+		}
+		return text, isScalar
+	})
+}
+
+// inputmap decodes a workflow step's inputs: scalars as text, and lists and mappings as the
+// JSON text the called workflow converts by the input's type (see structuredInput).
+func (o *object) inputmap(key string) map[string]string {
+	return o.textmap(key, func(path string, pos workflow.Pos, n ast.Node) (string, bool) {
+		if text, isScalar := scalarText(n); isScalar {
+			return text, true
+		}
+		text, err := structuredInput(o.d.toAny(path, n))
+		if err != nil {
+			o.d.errorf(path, pos, structuredHint, "%v", err)
+			return "", false
+		}
+		return text, true
+	})
+}
+
+// textmap decodes a mapping of names to text, each value through text (false: not kept; text
+// reported why).
+func (o *object) textmap(key string, text func(path string, pos workflow.Pos, n ast.Node) (string, bool)) map[string]string {
 	raw, ok := o.raw(key)
 	if !ok {
 		return nil
@@ -312,12 +340,9 @@ func (o *object) strmap(key string) map[string]string {
 			out[e.key] = ""
 			continue
 		}
-		text, isScalar := scalarText(n)
-		if !isScalar {
-			o.d.errorf(m.child(e.key), pos, "", "values of %q must be strings, got %s", key, yamlnode.Kind(n))
-			continue
+		if v, ok := text(m.child(e.key), pos, n); ok {
+			out[e.key] = v
 		}
-		out[e.key] = text
 	}
 	return out
 }

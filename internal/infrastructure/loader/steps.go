@@ -92,7 +92,7 @@ func (d *decoder) step(path string, item ast.Node, depth int) workflow.Step {
 	case workflow.StepParallel:
 		s.Parallel = d.parallel(o, depth)
 	case workflow.StepWorkflow:
-		s.Workflow = &workflow.WorkflowStep{Path: o.str("workflow"), Inputs: o.strmap("inputs")}
+		s.Workflow = &workflow.WorkflowStep{Path: o.str("workflow"), Inputs: o.inputmap("inputs")}
 	}
 	return s
 }

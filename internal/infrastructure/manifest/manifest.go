@@ -67,12 +67,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
+	"github.com/awf-dev/awf/internal/semver"
 )
 
 var (

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -93,11 +94,13 @@ func (p *toolParser) annotation(line int, text string) {
 	p.seen[key], p.vals[key] = line, rest
 }
 
-var paramLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)\s+\{([^}]*)\}\s*(?:\[(required|optional)\])?\s*(.*)$`)
+var paramLine = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at every start
+	return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*)\s+\{([^}]*)\}\s*(?:\[(required|optional)\])?\s*(.*)$`)
+})
 
 // paramLine reads "@param name {type} [required] description".
 func (p *toolParser) paramLine(line int, rest string) {
-	m := paramLine.FindStringSubmatch(rest)
+	m := paramLine().FindStringSubmatch(rest)
 	if m == nil {
 		p.errorf(line, "", "malformed @param %q: want @param <name> {<type>} [required] <description>", rest)
 		return

@@ -22,15 +22,21 @@ func waitExited(pid int) {
 	if kqueueExited(pid) {
 		return
 	}
-	const zombie = 5 // SZOMB in <sys/proc.h>
-	for {
-		kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
-		if err != nil || kp.Proc.P_stat == zombie {
-			return
-		}
+	for !hasExited(pid) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// hasExited reports whether the process pid has exited (is a zombie, or gone), without
+// waiting or reaping it.
+func hasExited(pid int) bool {
+	const zombie = 5 // SZOMB in <sys/proc.h>
+	kp, err := unix.SysctlKinfoProc("kern.proc.pid", pid)
+	return err != nil || kp.Proc.P_stat == zombie
+}
+
+// withoutCgroup is a copy of attr: macOS has no cgroups.
+func withoutCgroup(attr *syscall.SysProcAttr) syscall.SysProcAttr { return *attr }
 
 // kqueueExited waits for pid's NOTE_EXIT event and reports whether it saw pid exit (or find
 // it already gone); false means kqueue failed.

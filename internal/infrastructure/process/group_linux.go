@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -30,10 +29,6 @@ func waitExited(pid int) {
 		}
 	}
 }
-
-// pidNamespaces says whether the programs of shell steps start in a PID namespace of their
-// own; it starts true when awf is root and turns false at the first refusal.
-var pidNamespaces atomic.Bool
 
 func init() { pidNamespaces.Store(os.Geteuid() == 0) }
 
@@ -66,4 +61,18 @@ func started(cmd *exec.Cmd, err error) (*exec.Cmd, procGroup, error) {
 	}
 	g, err := newProcGroup(cmd.Process)
 	return cmd, g, err
+}
+
+// withoutCgroup is attr without its cgroup, which a helper started ahead joins later.
+func withoutCgroup(attr *syscall.SysProcAttr) syscall.SysProcAttr {
+	a := *attr
+	a.UseCgroupFD, a.CgroupFD = false, 0
+	return a
+}
+
+// hasExited reports whether the process pid has exited, without waiting or reaping it.
+func hasExited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != nil || info.Signo != 0
 }

@@ -73,3 +73,17 @@ func waitExited(pid int) {
 	defer windows.CloseHandle(h)
 	windows.WaitForSingleObject(h, windows.INFINITE)
 }
+
+// hasExited reports whether the process pid has exited, without waiting.
+func hasExited(pid int) bool {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return true
+	}
+	defer windows.CloseHandle(h)
+	ev, err := windows.WaitForSingleObject(h, 0)
+	return err != nil || ev == windows.WAIT_OBJECT_0
+}
+
+// withoutCgroup is a copy of attr: Windows has no cgroups.
+func withoutCgroup(attr *syscall.SysProcAttr) syscall.SysProcAttr { return *attr }

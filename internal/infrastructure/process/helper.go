@@ -104,6 +104,11 @@ func (c HelperConfig) Main() int {
 	if err != nil {
 		return c.fail(status, fmt.Errorf("process helper: read request: %w", err))
 	}
+	if req.Dir != "" {
+		if err := os.Chdir(req.Dir); err != nil {
+			return c.fail(status, fault.New(fault.Execution, "working directory: %w", err))
+		}
+	}
 	if req.Dir, err = os.Getwd(); err != nil {
 		return c.fail(status, fmt.Errorf("process helper: working directory: %w", err))
 	}
@@ -141,10 +146,12 @@ func (c HelperConfig) run(req *Request, status *os.File) int {
 	}
 	// printfExec first: the calls it serves are printf, a builtin, which the exec guard
 	// among the middlewares must not see as a program. The orphan reaper last, around the
-	// start and wait of the program itself (reap.go).
-	handlers := append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec}, c.ExecMiddlewares...)
-	opts = append(opts, interp.ExecHandlers(append(handlers, startReaper().middleware)...))
-	opts = append(opts, printfHandlers(file)...)
+	// start and wait of the program itself (reap.go), which programExec runs.
+	// Job control's builtins (kill, wait, jobs) before the guard too: they run no program.
+	jc := newJobControl(file, false)
+	handlers := append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec, jc.serve}, c.ExecMiddlewares...)
+	opts = append(opts, interp.ExecHandlers(append(handlers, startReaper().middleware, programExec(jc, false))...))
+	opts = append(opts, jc.options(printfHandler(file))...)
 	runner, err := interp.New(opts...)
 	if err != nil {
 		return c.fail(status, fmt.Errorf("process helper: start interpreter: %w", err))

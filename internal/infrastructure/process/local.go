@@ -70,12 +70,13 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
+	jc := newJobControl(file, true)
 	opts := append([]interp.RunnerOption{
 		interp.Env(newEnviron(wreq.Env, wreq.Vars)),
 		interp.Dir(dir),
 		interp.StdIO(strings.NewReader(req.Stdin), stdout, stderr),
-		interp.ExecHandlers(printfExec, groupExec),
-	}, printfHandlers(file)...)
+		interp.ExecHandlers(printfExec, jc.serve, programExec(jc, true)),
+	}, jc.options(printfHandler(file))...)
 	runner, err := interp.New(opts...)
 	if err != nil {
 		return ports.ProcessResult{}, fault.Wrap(fault.System, fmt.Errorf("start interpreter: %w", err))
@@ -113,53 +114,79 @@ func localStatus(err error, stderr io.Writer) (int, error) {
 	return 1, nil
 }
 
-// groupExec runs an external program as the leader of its own process group (a job object on
-// Windows; startDetached), and kills the whole group when the script's context ends, so that a
-// timeout or Ctrl-C leaves nothing behind, and (on Linux and Windows) the program dies with awf.
-func groupExec(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
-	return func(ctx context.Context, args []string) error {
-		hc := interp.HandlerCtx(ctx)
-		path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
-		if err != nil {
-			fmt.Fprintln(hc.Stderr, err)
-			return interp.ExitStatus(127)
-		}
-		cmd, grp, err := startDetached(func() *exec.Cmd {
-			cmd := exec.Command(path, args[1:]...)
-			cmd.Args[0] = args[0]
-			cmd.Dir = hc.Dir
-			cmd.Env = execEnv(hc)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
-			cmd.WaitDelay = time.Second
-			return cmd
-		})
-		if err != nil {
-			fmt.Fprintf(hc.Stderr, "%v\n", err)
-			return interp.ExitStatus(126)
-		}
-		stop := context.AfterFunc(ctx, grp.kill)
-		err = cmd.Wait()
-		stop()
-		// Whatever the program left in its group (background children) goes with it, as in
-		// the helper, where the group is killed when the script ends.
-		grp.kill()
-		grp.release()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return interp.ExitStatus(128 + int(ws.Signal()))
+// programExec is the innermost exec handler: it runs an external program and registers it
+// with its job (jc). detached (shell steps, Local): the program leads its own process group
+// (startDetached; a job object on Windows), which is killed when the script's context ends,
+// so that a timeout or Ctrl-C leaves nothing behind, and (but on macOS) the program dies with
+// awf. Otherwise (the helper) it
+// stays in the helper's group, which the parent kills when the script ends.
+func programExec(jc *jobControl, detached bool) func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+		return func(ctx context.Context, args []string) error {
+			hc := interp.HandlerCtx(ctx)
+			path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
+			if err != nil {
+				fmt.Fprintln(hc.Stderr, err)
+				return interp.ExitStatus(127)
 			}
-			return interp.ExitStatus(exit.ExitCode())
+			if jc.stopped(current(hc)) {
+				return errJobKilled
+			}
+			newCmd := func() *exec.Cmd {
+				cmd := exec.Command(path, args[1:]...)
+				cmd.Args[0] = args[0]
+				cmd.Dir = hc.Dir
+				cmd.Env = execEnv(hc)
+				cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
+				cmd.WaitDelay = time.Second
+				return cmd
+			}
+			var cmd *exec.Cmd
+			var grp procGroup
+			if detached {
+				cmd, grp, err = startDetached(newCmd)
+			} else {
+				cmd = newCmd()
+				err = cmd.Start()
+			}
+			if err != nil {
+				fmt.Fprintf(hc.Stderr, "%v\n", err)
+				return interp.ExitStatus(126)
+			}
+			pid := cmd.Process.Pid
+			exited := jc.started(hc, pid)
+			stop := context.AfterFunc(ctx, func() { jc.signal(pid, syscall.SIGKILL) })
+			err = cmd.Wait()
+			stop()
+			if detached {
+				// Whatever the program left in its group (background children) goes with it,
+				// as in the helper, where the group is killed when the script ends.
+				grp.kill()
+				grp.release()
+			}
+			exited()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return programStatus(hc, err)
 		}
-		if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-			fmt.Fprintf(hc.Stderr, "%v\n", err)
-			return interp.ExitStatus(1)
-		}
-		return nil
 	}
+}
+
+// programStatus turns what cmd.Wait returned into the command's status, 128+n for signal n.
+func programStatus(hc interp.HandlerContext, err error) error {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return interp.ExitStatus(128 + int(ws.Signal()))
+		}
+		return interp.ExitStatus(exit.ExitCode())
+	}
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		fmt.Fprintf(hc.Stderr, "%v\n", err)
+		return interp.ExitStatus(1)
+	}
+	return nil
 }
 
 // execEnv is the exported environment of the interpreter at this command; a later entry of

@@ -23,9 +23,9 @@ import (
 // printfCommand is the name a streamable printf call is renamed to.
 const printfCommand = "awf:printf"
 
-// printfHandlers returns the interpreter options that stream plain printf calls, or none
-// when file defines a function named printf.
-func printfHandlers(file *syntax.File) []interp.RunnerOption {
+// printfHandler returns the call handler that streams plain printf calls, or nil when file
+// defines a function named printf.
+func printfHandler(file *syntax.File) interp.CallHandlerFunc {
 	defined := false
 	syntax.Walk(file, func(n syntax.Node) bool {
 		if f, ok := n.(*syntax.FuncDecl); ok && f.Name.Value == "printf" {
@@ -36,7 +36,7 @@ func printfHandlers(file *syntax.File) []interp.RunnerOption {
 	if defined {
 		return nil
 	}
-	return []interp.RunnerOption{interp.CallHandler(printfCall)}
+	return printfCall
 }
 
 // printfCall renames a printf call that streamPrintf can serve. It also drops the "--" that

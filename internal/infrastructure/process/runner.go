@@ -7,8 +7,9 @@
 //
 // What is per OS sits in files named for it: the process group (group_*.go: a process group
 // on Unix, a job object on Windows), how the helper inherits its pipes (fd_*.go: descriptors 3
-// and 4 on Unix, listed inheritable handles on Windows). macOS has no parent-death signal and
-// no PID namespaces: a program still running when awf is killed with SIGKILL outlives it there.
+// and 4 on Unix, listed inheritable handles on Windows), signals (signal_*.go: Windows has
+// none but termination). macOS has no parent-death signal and no PID namespaces: a program
+// still running when awf is killed with SIGKILL outlives it there.
 package process
 
 import (
@@ -18,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +62,10 @@ type Config struct {
 	// Proxy returns the loopback port of the filtering proxy for a host allowlist (started on
 	// first use); nil leaves an allowlist without network. See internal/infrastructure/netproxy.
 	Proxy func(hosts []string) (port int, err error)
+	// Warm starts the helper of the next Run as soon as a Run ends, so that the next Run
+	// finds it past its start-up, waiting for its request (warm.go). The owner of such a
+	// Runner calls Close when done; a helper no Run takes is stopped after WarmIdle.
+	Warm bool
 }
 
 // Runner runs scripts through the helper process. It is safe for concurrent use: each Run has
@@ -67,6 +73,10 @@ type Config struct {
 type Runner struct {
 	cfg    Config
 	exeErr error // from os.Executable, reported by Run
+	warm   warm  // the helper started ahead for the next Run
+	// protect finds the protected paths of each sandboxed run, re-reading only the
+	// directories that changed since the last one. [sandbox]
+	protect sandbox.ProtectIndex
 
 	onStart func(pid int) // tests: the helper's pid, which is its process group id
 }
@@ -142,7 +152,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	if limit <= 0 {
 		limit = r.cfg.OutputLimit
 	}
-	p, err := r.start(req.Dir, req.Stdin, wreq, limit, launch)
+	p, err := r.start(req.Stdin, wreq, limit, launch)
 	if err != nil {
 		return ports.ProcessResult{}, err
 	}
@@ -155,6 +165,12 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	state, waitErr := p.wait()
 	stopped := runCtx.Err() != nil
 	status := p.finish(r.cfg.DrainTimeout)
+	// The helper of the next run starts now, in the time between runs, when no pipe of
+	// this one is open (a fork while they are would hold them until its exec, and delay
+	// their end of file).
+	if r.cfg.Warm {
+		r.warm.refill(r, launch.sysProcAttr(), launch.extraFiles())
+	}
 
 	res := p.result(state, start)
 	switch {
@@ -182,16 +198,32 @@ func (r *Runner) prepare(req ports.ProcessRequest) (*Request, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Dir != "" {
-		fi, err := os.Stat(req.Dir)
-		if err != nil {
-			return nil, fault.New(fault.Execution, "working directory: %w", err)
-		}
-		if !fi.IsDir() {
-			return nil, fault.New(fault.Execution, "working directory %s: not a directory", req.Dir)
-		}
+	dir, err := workDir(req.Dir)
+	if err != nil {
+		return nil, err
 	}
-	return &Request{Script: req.Script, Env: env, Vars: req.Vars}, nil
+	return &Request{Script: req.Script, Env: env, Vars: req.Vars, Dir: dir}, nil
+}
+
+// workDir checks the working directory of a request and makes it absolute; "" is awf's own
+// (or "" when awf's own cannot be found: the helper's error says so).
+func workDir(dir string) (string, error) {
+	if dir == "" {
+		wd, _ := os.Getwd()
+		return wd, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fault.New(fault.Execution, "working directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fault.New(fault.Execution, "working directory %s: not a directory", dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fault.New(fault.Execution, "working directory: %w", err)
+	}
+	return abs, nil
 }
 
 // helperError turns the status records into Run's error: the resource limit that stopped the
@@ -256,9 +288,29 @@ type proc struct {
 	statusDone                     chan struct{} // closed when the status pipe is drained
 }
 
-// start creates the pipes, starts the helper in its own process group, and starts the
-// goroutines that feed and drain it.
-func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandboxLaunch) (*proc, error) {
+// start gives the request to a helper, the one started ahead for a run like this one
+// (warm.go) or a new one, and starts the goroutines that feed and drain it.
+func (r *Runner) start(stdin string, wreq *Request, limit int64, sb *sandboxLaunch) (*proc, error) {
+	attr, extra := sb.sysProcAttr(), sb.extraFiles()
+	p := r.warm.take(attr, extra)
+	if p != nil && sb.enroll(p.pid) != nil {
+		p.discard() // the cold start below reports what is wrong with the cgroup
+		p = nil
+	}
+	if p == nil {
+		var err error
+		if p, err = r.spawn(attr, extra); err != nil {
+			return nil, err
+		}
+	}
+	p.begin(wreq, stdin, limit, r.cfg.StderrLimit)
+	return p, nil
+}
+
+// spawn creates the pipes and starts a helper in its own process group with attr (the
+// sandbox's clone flags, credentials and cgroup, or none) and the sandbox's descriptors from
+// fd 5. The helper then waits for its request.
+func (r *Runner) spawn(attr *syscall.SysProcAttr, extra []*os.File) (*proc, error) {
 	var (
 		opened []*os.File
 		err    error
@@ -275,10 +327,7 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandbo
 	statusR, statusW := pipe()
 	outR, outW := pipe()
 	errR, errW := pipe()
-	var inR, inW *os.File
-	if stdin != "" {
-		inR, inW = pipe()
-	}
+	inR, inW := pipe()
 	if err != nil {
 		closeAll(opened)
 		return nil, fault.Wrap(fault.System, fmt.Errorf("create pipes for the process helper: %w", err))
@@ -286,17 +335,12 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandbo
 
 	cmd := exec.Command(r.cfg.HelperPath, r.cfg.HelperArgs...)
 	cmd.Env = helperEnv()
-	cmd.Dir = dir
-	if inR != nil {
-		cmd.Stdin = inR
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	// [sandbox] the sandbox's clone flags and credentials, if any; its descriptors from fd 5.
-	cmd.SysProcAttr = sb.sysProcAttr()
-	detach(cmd.SysProcAttr) // its own process group (group_*.go)
-	// fds 3 and 4, then the sandbox's
-	passFiles(cmd, append([]*os.File{reqR, statusW}, sb.extraFiles()...))
-	cmd.Path, cmd.Args = sb.wrap(cmd.Path, cmd.Args) // [sandbox] sandbox-exec on macOS
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	a := *attr // [sandbox] the sandbox's clone flags and credentials, if any
+	detach(&a) // its own process group (group_*.go)
+	cmd.SysProcAttr = &a
+	// fds 3 and 4, then the sandbox's descriptors from fd 5
+	passFiles(cmd, append([]*os.File{reqR, statusW}, extra...))
 	err = cmd.Start()
 	closeAll([]*os.File{reqR, statusW, outW, errW, inR}) // the helper has its copies
 	var grp procGroup
@@ -310,26 +354,26 @@ func (r *Runner) start(dir, stdin string, wreq *Request, limit int64, sb *sandbo
 		closeAll([]*os.File{reqW, statusR, outR, errR, inW})
 		return nil, fault.Wrap(fault.System, fmt.Errorf("start process helper: %w", err))
 	}
+	return &proc{cmd: cmd, pid: cmd.Process.Pid, grp: grp, reqW: reqW, inW: inW, outR: outR, errR: errR, statusR: statusR,
+		statusDone: make(chan struct{})}, nil
+}
 
-	p := &proc{cmd: cmd, pid: cmd.Process.Pid, grp: grp, reqW: reqW, inW: inW, outR: outR, errR: errR, statusR: statusR,
-		statusDone: make(chan struct{})}
+// begin sends the request and stdin (closing both pipes once written: the helper reads the
+// request to EOF, and the script sees the end of its input) and drains the output and
+// status pipes. A write error shows as a helper failure (request) or is a script that did
+// not read all its input (stdin).
+func (p *proc) begin(wreq *Request, stdin string, limit, stderrLimit int64) {
 	p.out = headBuffer{limit: limit}
-	p.errOut = headTail{limit: r.cfg.StderrLimit}
+	p.errOut = headTail{limit: stderrLimit}
 	p.budget = outputBudget{limit: limit, onOverflow: p.kill}
 	p.status = headBuffer{limit: 2*maxStatusMsg + maxCrashReport}
-	// The writers close their pipe when done: the helper reads the request to EOF, and the
-	// script sees the end of its input. A write error shows as a helper failure (request) or
-	// is a script that did not read all its input (stdin).
-	p.goIO(func() { writeRequest(reqW, wreq); reqW.Close() })
-	if inW != nil {
-		p.goIO(func() { io.WriteString(inW, stdin); inW.Close() })
-	}
-	p.goIO(func() { drain(outR, p.budget.counting(&p.out)) })
-	p.goIO(func() { drain(errR, p.budget.counting(&p.errOut)) })
+	p.goIO(func() { writeRequest(p.reqW, wreq); p.reqW.Close() })
+	p.goIO(func() { io.WriteString(p.inW, stdin); p.inW.Close() })
+	p.goIO(func() { drain(p.outR, p.budget.counting(&p.out)) })
+	p.goIO(func() { drain(p.errR, p.budget.counting(&p.errOut)) })
 	// Drained while the helper runs: a crash report of the helper's runtime can be larger than
 	// the pipe, and the helper would block writing it.
-	go func() { drain(statusR, &p.status); close(p.statusDone) }()
-	return p, nil
+	go func() { drain(p.statusR, &p.status); close(p.statusDone) }()
 }
 
 func (p *proc) goIO(f func()) {

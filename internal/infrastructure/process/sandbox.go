@@ -60,7 +60,7 @@ func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunc
 		return nil, err
 	}
 	wreq.Env = GitEnv(wreq.Env, dir, req.Policy.GitHooks)
-	l, err := sandbox.Prepare(spec, r.cfg.SandboxReport())
+	l, err := sandbox.PrepareIndexed(spec, r.cfg.SandboxReport(), &r.protect)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +94,14 @@ func (l *sandboxLaunch) limitReached() string {
 		return ""
 	}
 	return l.LimitReached()
+}
+
+// enroll moves a helper started ahead into the sandbox's cgroup, if it has one.
+func (l *sandboxLaunch) enroll(pid int) error {
+	if l == nil {
+		return nil
+	}
+	return l.Enroll(pid)
 }
 
 // extraFiles are the descriptors the helper inherits after the request and status pipes.

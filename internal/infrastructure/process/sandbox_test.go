@@ -1,3 +1,5 @@
+//go:build unix
+
 package process
 
 // [sandbox] Runs through the helper with a sandbox policy. The attack suite is in package
@@ -8,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
@@ -101,4 +105,82 @@ func TestRunWithoutPolicyIsUnsandboxed(t *testing.T) {
 	if err != nil || res.Stdout != "0\n" {
 		t.Errorf("Run without a policy = %q, %v; want uid 0 as before", res.Stdout, err)
 	}
+}
+
+// TestRunSandboxedHidesWhatEarlierCallsCreated: protected files that earlier calls of the run
+// created are hidden from later ones, however deep, in a new directory or in an old one whose
+// timestamps the creating call set back (the runner's protected-path index re-reads a
+// directory only when it changed).
+func TestRunSandboxedHidesWhatEarlierCallsCreated(t *testing.T) {
+	r := sandboxedRunner(t, nil)
+	r.cfg.Warm = true
+	defer r.Close()
+	ws := t.TempDir()
+	run := func(script string) string {
+		t.Helper()
+		res, err := r.Run(t.Context(), ports.ProcessRequest{Script: script, Dir: ws, Policy: &workflow.Policy{}})
+		if err != nil {
+			t.Fatalf("Run(%q): %v", script, err)
+		}
+		return res.Stdout + res.Stderr
+	}
+	run(`mkdir -p new/deep/er && echo SECRET-1 > new/deep/er/.env && mkdir -p old/dir && echo x > old/dir/x`)
+	if out := run(`cat new/deep/er/.env; echo more >> new/deep/er/.env || echo refused`); strings.Contains(out, "SECRET") || !strings.Contains(out, "refused") {
+		t.Errorf("a .env the call before created was readable or writable: %q", out)
+	}
+	// The index trusts what it saw of a directory once its ctime is a second old.
+	time.Sleep(1200 * time.Millisecond)
+	run(`true`)
+	run(`echo SECRET-2 > old/dir/.env && touch -d 2000-01-01 old/dir old`)
+	if out := run(`cat old/dir/.env; ls -la old/dir`); strings.Contains(out, "SECRET") {
+		t.Errorf("a .env created in an old directory, whose times were set back, was readable: %q", out)
+	}
+}
+
+// TestRunWarmHelper: with Config.Warm, a Run finds the helper started when the one before
+// ended; it still runs one request only, in the run's own directory and sandbox, with its
+// own stdin, and Close stops the helper left waiting.
+func TestRunWarmHelper(t *testing.T) {
+	r := sandboxedRunner(t, nil)
+	r.cfg.Warm = true
+	defer r.Close()
+	var pids []int
+	r.onStart = func(pid int) { pids = append(pids, pid) }
+	a, b := t.TempDir(), t.TempDir()
+	if res, err := r.Run(t.Context(), ports.ProcessRequest{Script: "pwd; echo one > f", Dir: a, Policy: &workflow.Policy{}}); err != nil || res.Stdout != a+"\n" {
+		t.Fatalf("first run = %q, %v; want %s", res.Stdout, err, a)
+	}
+	ahead := waitWarm(t, r)
+	res, err := r.Run(t.Context(), ports.ProcessRequest{Script: "pwd; cat; cat " + a + "/f || echo unreadable", Stdin: "in\n", Dir: b,
+		Policy: &workflow.Policy{}})
+	if err != nil || res.Stdout != b+"\nin\nunreadable\n" {
+		t.Errorf("second run = %q, %v (stderr %q); want its own directory, its stdin, and the first one's directory unreadable",
+			res.Stdout, err, res.Stderr)
+	}
+	if len(pids) != 2 || pids[1] != ahead || pids[0] == pids[1] {
+		t.Errorf("helpers %v, want the second to be the one started ahead (%d)", pids, ahead)
+	}
+	left := waitWarm(t, r)
+	r.Close()
+	if err := syscall.Kill(left, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the helper started ahead (%d) outlived Close: kill 0 = %v", left, err)
+	}
+	if res, err := r.Run(t.Context(), ports.ProcessRequest{Script: "echo after", Dir: a, Policy: &workflow.Policy{}}); err != nil || res.Stdout != "after\n" {
+		t.Errorf("run after Close = %q, %v", res.Stdout, err)
+	}
+}
+
+// waitWarm waits for the runner's helper started ahead and returns its pid.
+func waitWarm(t *testing.T, r *Runner) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		r.warm.mu.Lock()
+		p := r.warm.p
+		r.warm.mu.Unlock()
+		if p != nil {
+			return p.pid
+		}
+	}
+	t.Fatal("no helper was started ahead")
+	return 0
 }

@@ -17,6 +17,9 @@ package process
 //	       uvarint len(NAME), NAME, VALUE (the rest of the payload)
 //	  'X'  the sandbox spec (package sandbox,     at most once; the helper applies it
 //	       Spec.Encode)                          before the script runs
+//	  'D'  the working directory, absolute        at most once; the helper enters it
+//	                                             first (a helper started ahead of its
+//	                                             request was not started in it)
 //	  '.'  end of request, n = 0                  exactly once, last; EOF follows
 //
 // A frame larger than maxFrame, an unknown tag or a missing frame is a protocol error: the
@@ -44,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -59,6 +63,7 @@ const (
 	tagEnd    = '.'
 	// tagSandbox carries the encoded sandbox spec. [sandbox]
 	tagSandbox = 'X'
+	tagDir     = 'D'
 
 	statusReady  = 'R'
 	statusFailed = 'F'
@@ -81,8 +86,8 @@ type Request struct {
 	Env []string
 	// Vars are shell variables, not exported to commands unless the script exports them.
 	Vars map[string]string
-	// Dir is the helper's working directory, where the script starts. It is not on the wire:
-	// the parent starts the helper in it.
+	// Dir is the helper's working directory, where the script starts: the helper enters it
+	// before anything else; "" leaves the helper where it started.
 	Dir string
 	// Sandbox is the encoded sandbox spec (sandbox.Spec.Encode) the helper applies before
 	// the script runs; empty for none. [sandbox]
@@ -114,6 +119,9 @@ func writeRequest(w io.Writer, req *Request) error {
 	}
 	if len(req.Sandbox) > 0 { // [sandbox]
 		fw.frame(tagSandbox, string(req.Sandbox))
+	}
+	if req.Dir != "" {
+		fw.frame(tagDir, req.Dir)
 	}
 	fw.frame(tagEnd, "")
 	fw.flush()
@@ -218,6 +226,16 @@ func readRequest(r io.Reader) (*Request, error) {
 				return nil, fmt.Errorf("read sandbox spec: %w", err)
 			}
 			req.Sandbox = []byte(spec)
+		case tagDir:
+			if req.Dir != "" {
+				return nil, errors.New("two working directories in one request")
+			}
+			if req.Dir, err = readPayload(br, n); err != nil {
+				return nil, fmt.Errorf("read working directory: %w", err)
+			}
+			if !filepath.IsAbs(req.Dir) {
+				return nil, fmt.Errorf("working directory %q is not absolute", req.Dir)
+			}
 		default:
 			return nil, fmt.Errorf("unknown frame tag %q", tag)
 		}

@@ -25,6 +25,7 @@ func TestRequestRoundTrip(t *testing.T) {
 			Env:    []string{"PATH=/bin", "EMPTY=", "PATH=/usr/bin"},
 			Vars:   map[string]string{"AWF_T1": tricky, "AWF_T2": "", "Z": "\x00binary\xff"},
 		}},
+		{"dir", Request{Script: "pwd", Dir: "/work/ws", Vars: map[string]string{}}},
 		{"large", Request{Script: strings.Repeat("#", 200_000), Vars: map[string]string{"BIG": strings.Repeat("v", 300_000)}}},
 	}
 	for _, tc := range tests {
@@ -84,6 +85,8 @@ func TestReadRequestMalformed(t *testing.T) {
 		{"var name too long", wireMagic + script + frame(tagVar, "\x09AB"), "variable frame of 3 bytes cannot hold a name of 9"},
 		{"var frame empty", wireMagic + script + "V\x00\x00" + end, "variable frame of 0 bytes cannot hold a name of 0"},
 		{"var cut", wireMagic + script + "V\x05\x02AB", "read variable AB: unexpected EOF"},
+		{"two dirs", wireMagic + script + frame(tagDir, "/a") + frame(tagDir, "/b") + end, "two working directories in one request"},
+		{"relative dir", wireMagic + script + frame(tagDir, "a/b") + end, `working directory "a/b" is not absolute`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,6 +55,19 @@ func createCgroup(dir string, lim Limits) (*cgroup, error) {
 	return cg, nil
 }
 
+// Enroll moves the process pid, a helper started before this Launch was prepared, into the
+// Launch's cgroup, as CLONE_INTO_CGROUP does for a helper started with SysProcAttr. Call it
+// before the helper gets its request. Without a cgroup it does nothing.
+func (l *Launch) Enroll(pid int) error {
+	if l.cg == nil {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(l.cg.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		return fmt.Errorf("cgroup: move the helper into %s: %w", l.cg.dir, err)
+	}
+	return nil
+}
+
 // LimitReached names the resource whose cgroup limit stopped something in the helper's cgroup
 // (ResourceMemory when the OOM killer killed a process, ResourcePIDs when a fork was refused),
 // or "" when none did or there is no cgroup. Call it after the helper exits, before Close.

@@ -218,7 +218,7 @@ func (m *mounts) closeUserns() {
 	}
 }
 
-// protect hides every existing match of the protected patterns (ProtectMatches): an empty
+// protect hides every existing match of the protected patterns (Plan.Protected): an empty
 // read-only directory over a directory, an empty read-only file over anything else, so that a
 // process can neither read nor write them (.env, .git/config, .awf, .git/hooks). Before that,
 // the directories between a match and its writable root are bound onto themselves (a mount
@@ -226,8 +226,8 @@ func (m *mounts) closeUserns() {
 // a symbolic link is hidden at its target when that lies in a path the process may read. A
 // match of Spec.Visible is bound read-only instead of hidden.
 func (m *mounts) protect() error {
-	matches, truncated := ProtectMatches(m.spec.Protect)
-	if truncated {
+	matches := m.spec.Plan.Protected
+	if m.spec.Plan.ProtectTruncated {
 		m.notes = append(m.notes, fmt.Sprintf("protect: stopped looking for matches of ** patterns after %d entries", maxProtectWalk))
 	}
 	var targets, pins []string

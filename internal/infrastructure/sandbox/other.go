@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
@@ -35,11 +36,19 @@ func (l *Launch) Wrap(path string, args []string) (string, []string) { return pa
 // ExtraFiles returns nothing outside Linux.
 func (l *Launch) ExtraFiles(first int) []*os.File { return nil }
 
+// Enroll does nothing outside Linux, where there is no cgroup.
+func (l *Launch) Enroll(pid int) error { return nil }
+
 // LimitReached reports nothing outside Linux, where no limit is set.
 func (l *Launch) LimitReached() string { return "" }
 
 // Close does nothing outside Linux.
 func (l *Launch) Close() error { return nil }
+
+// PrepareIndexed is Prepare: outside Linux nothing is hidden.
+func PrepareIndexed(spec *Spec, rep Report, _ *ProtectIndex) (*Launch, error) {
+	return Prepare(spec, rep)
+}
 
 // Prepare refuses a spec with required layers outside Linux, and plans nothing otherwise.
 func Prepare(spec *Spec, rep Report) (*Launch, error) {
@@ -72,3 +81,11 @@ func Enter(s *Spec) (*Applied, error) {
 	}
 	return a, a.missing(s)
 }
+
+// dirKey would identify a state of a directory; outside Linux none is trusted, and every walk
+// reads every directory.
+type dirKey struct{}
+
+func statDirKey(string) (dirKey, bool) { return dirKey{}, false }
+
+func (dirKey) settled(time.Time) bool { return false }

@@ -61,15 +61,24 @@ func (l *Launch) Close() error {
 	return errors.Join(errs...)
 }
 
-// Prepare decides how one helper is sandboxed on the machine rep describes (Probe(), or a
-// Without/AsUser copy to simulate a weaker one) and creates its private temporary directory
-// and, when usable, its cgroup. A layer the spec requires that rep lacks is refused here,
-// before anything starts: a *MissingError, fault.Denied. The helper checks the rest.
-func Prepare(spec *Spec, rep Report) (*Launch, error) {
+// Prepare is PrepareIndexed without an index: it reads every directory it walks.
+func Prepare(spec *Spec, rep Report) (*Launch, error) { return PrepareIndexed(spec, rep, nil) }
+
+// PrepareIndexed decides how one helper is sandboxed on the machine rep describes (Probe(),
+// or a Without/AsUser copy to simulate a weaker one), finds the protected paths the helper
+// must hide (through idx, which re-reads only the directories that changed since its last
+// walk; nil reads them all) and creates the helper's private temporary directory and, when
+// usable, its cgroup. A layer the spec requires that rep lacks is refused here, before
+// anything starts: a *MissingError, fault.Denied. The helper checks the rest.
+func PrepareIndexed(spec *Spec, rep Report, idx *ProtectIndex) (*Launch, error) {
 	l, err := plan(spec, rep)
 	if err != nil {
 		return nil, err
 	}
+	if idx == nil {
+		idx = new(ProtectIndex)
+	}
+	l.Spec.Plan.Protected, l.Spec.Plan.ProtectTruncated = idx.Matches(spec.Dir, spec.Protect)
 	if err := l.makeTempDir(l.Spec.Plan); err != nil {
 		l.Close()
 		return nil, err

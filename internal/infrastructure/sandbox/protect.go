@@ -2,81 +2,233 @@ package sandbox
 
 import (
 	"errors"
-	"io/fs"
 	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 )
 
-// maxProtectWalk bounds the directory entries the helper visits to find the matches of the
-// protected patterns with "**" (such as **/.env): a walk per call must stay cheap. What lies
-// beyond it is not masked by the OS layer; Applied.Notes says so.
+// maxProtectWalk bounds the directory entries visited to find the matches of the protected
+// patterns with "**" (such as **/.env): a walk per call must stay cheap. What lies beyond it is
+// not masked by the OS layer; Applied.Notes says so.
 const maxProtectWalk = 200_000
 
 // errWalkLimit stops a protect walk at maxProtectWalk entries.
 var errWalkLimit = errors.New("walk limit reached")
 
-// ProtectMatches returns the existing paths that match the protected patterns (absolute,
-// filepath.Match syntax per segment, "**" for any number of segments, matched without regard
-// to case, as the file tools do), in walk order. Patterns with "**" are looked for by walking
-// their static prefix without following symbolic links and without entering a .git
-// directory (the git patterns are static) or a directory already matched; the rest by
-// filepath.Glob. truncated says a walk stopped at maxProtectWalk entries. The process
-// helper's mount namespace and the container backend hide what it returns.
+// ProtectMatches returns the existing paths that match the protected patterns, reading every
+// directory of the walk (ProtectIndex.Matches without a cache, every letter of the patterns
+// matched without regard to case).
 func ProtectMatches(patterns []string) (matches []string, truncated bool) {
+	return new(ProtectIndex).Matches("", patterns)
+}
+
+// ProtectIndex finds the protected paths of working directories call after call: it keeps,
+// per directory walked, what the walk found there, and reads a directory again only when
+// lstat shows that it changed (another inode, device, ctime or mtime). Creating, removing or
+// renaming an entry changes its directory's ctime and mtime, and nothing but the clock sets
+// ctime, so a protected file created by an earlier call (or anything else) is found whatever
+// timestamps that call set. A directory whose ctime was less than racyWindow old when it was
+// read (or lies in the future) is read again the next time: timestamps are coarse, and a
+// change in the same tick would not show. One per run (the process runner's); the zero value
+// is ready and safe for concurrent use.
+type ProtectIndex struct {
+	mu sync.Mutex
+	// sets are the records by pattern set, then by directory.
+	sets map[string]map[string]*dirRecord
+	now  func() time.Time // time.Now when nil; tests move it on
+	// reads counts the directories read, for the tests.
+	reads int
+}
+
+// racyWindow is how old a directory's ctime must be when it is read for the record to be
+// trusted next time without reading the directory again.
+const racyWindow = time.Second
+
+// dirRecord is what one read of a directory gave the walk.
+type dirRecord struct {
+	key   dirKey
+	racy  bool       // read too soon after a change: read it again next time
+	items []walkItem // the entries that matter, in name order
+	tail  int        // entries after the last item
+}
+
+// walkItem is an entry of a directory that the walk acts on: a match, a nested repository's
+// .git, or a directory to walk into; before counts the other entries before it.
+type walkItem struct {
+	path   string
+	kind   itemKind
+	before int
+}
+
+type itemKind uint8
+
+const (
+	itemNone itemKind = iota // an entry the walk only counts
+	itemMatch
+	itemGit
+	itemDir
+)
+
+// Matches returns the existing paths that match the protected patterns (absolute,
+// filepath.Match syntax per segment, "**" for any number of segments, matched without regard
+// to case as the file tools do; the segments of dir, the working directory, are taken as they
+// are), sorted. Patterns with "**" are looked for by walking their static prefix without
+// following symbolic links and without entering a .git directory (the git patterns are
+// static) or a directory already matched; the rest by filepath.Glob. truncated says a walk
+// stopped at maxProtectWalk entries. The process helper's mount namespace hides what it
+// returns.
+func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string, truncated bool) {
 	var deep [][]string
+	var set strings.Builder
 	roots := map[string]bool{}
 	for _, pat := range patterns {
 		if !strings.Contains(pat, "**") {
-			found, _ := filepath.Glob(caseFold(pat)) // a bad pattern matches nothing
+			found, _ := filepath.Glob(foldBelow(dir, pat)) // a bad pattern matches nothing
 			matches = append(matches, found...)
 			continue
 		}
 		deep = append(deep, splitPath(strings.ToLower(pat)))
 		roots[staticPrefix(pat)] = true
+		set.WriteString(pat + "\x00")
 	}
 	// Walks do not enter .git: a root inside one (.git/modules) is walked on its own.
 	inGit := func(r string) bool { return strings.Contains(r+"/", "/.git/") }
 	all := slices.Collect(maps.Keys(roots))
 	walks := append(minimalRoots(slices.DeleteFunc(slices.Clone(all), inGit)), slices.DeleteFunc(all, func(r string) bool { return !inGit(r) })...)
-	visited := 0
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	now := time.Now
+	if x.now != nil {
+		now = x.now
+	}
+	w := &protectWalk{deep: deep, old: x.sets[set.String()], seen: map[string]*dirRecord{}, now: now(), reads: &x.reads}
 	for _, root := range walks {
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // unreadable or vanished: nothing to mask there
-			}
-			if visited++; visited > maxProtectWalk {
-				return errWalkLimit
-			}
-			if matchAny(deep, p) {
-				matches = append(matches, p)
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() && d.Name() == ".git" {
-				// A nested repository: its hooks and config, not its objects.
-				children, _ := os.ReadDir(p)
-				for _, c := range children {
-					if child := filepath.Join(p, c.Name()); matchAny(deep, child) {
-						matches = append(matches, child)
-					}
-				}
-				return filepath.SkipDir
-			}
-			return nil
-		})
-		if errors.Is(err, errWalkLimit) {
+		fi, err := os.Lstat(root)
+		if err != nil {
+			continue // missing: nothing to mask there
+		}
+		if err := w.visit(root, w.kind(root, fi.IsDir())); errors.Is(err, errWalkLimit) {
 			truncated = true
 			break
 		}
 	}
+	if len(deep) > 0 {
+		if x.sets == nil {
+			x.sets = map[string]map[string]*dirRecord{}
+		}
+		x.sets[set.String()] = w.seen // the directories of this walk only: the rest went away
+	}
+	matches = append(matches, w.matches...)
 	slices.Sort(matches)
 	return slices.Compact(matches), truncated
+}
+
+// protectWalk is one walk of Matches.
+type protectWalk struct {
+	deep    [][]string
+	old     map[string]*dirRecord // the records of the last walk with these patterns
+	seen    map[string]*dirRecord // the records of this one
+	now     time.Time
+	reads   *int
+	visited int
+	matches []string
+}
+
+// visit counts the entry p, then takes it as what kind says: a match, a nested repository's
+// .git (its hooks and config, not its objects) or a directory to walk into.
+func (w *protectWalk) visit(p string, kind itemKind) error {
+	if w.visited++; w.visited > maxProtectWalk {
+		return errWalkLimit
+	}
+	switch kind {
+	case itemMatch:
+		w.matches = append(w.matches, p)
+	case itemGit:
+		w.matches = append(w.matches, w.record(p, true).paths()...)
+	case itemDir:
+		return w.dir(p)
+	}
+	return nil
+}
+
+// kind says what the walk does with the entry p.
+func (w *protectWalk) kind(p string, isDir bool) itemKind {
+	switch {
+	case matchAny(w.deep, p):
+		return itemMatch
+	case isDir && filepath.Base(p) == ".git":
+		return itemGit
+	case isDir:
+		return itemDir
+	}
+	return itemNone
+}
+
+// dir walks the directory p, from its record.
+func (w *protectWalk) dir(p string) error {
+	rec := w.record(p, false)
+	for _, it := range rec.items {
+		if w.visited += it.before; w.visited > maxProtectWalk {
+			return errWalkLimit
+		}
+		if err := w.visit(it.path, it.kind); err != nil {
+			return err
+		}
+	}
+	if w.visited += rec.tail; w.visited > maxProtectWalk {
+		return errWalkLimit
+	}
+	return nil
+}
+
+// record returns the record of the directory p: the last walk's when p has not changed since,
+// or a new one. The record of a nested repository's .git (git) holds its matching children.
+func (w *protectWalk) record(p string, git bool) *dirRecord {
+	key, keyed := statDirKey(p)
+	if rec := w.old[p]; keyed && rec != nil && !rec.racy && rec.key == key {
+		w.seen[p] = rec
+		return rec
+	}
+	rec := &dirRecord{key: key, racy: !keyed || !key.settled(w.now)}
+	entries, _ := os.ReadDir(p) // unreadable or vanished: nothing to mask there
+	*w.reads++
+	for _, e := range entries {
+		child := filepath.Join(p, e.Name())
+		kind := w.kind(child, e.IsDir())
+		switch {
+		case git && kind != itemMatch:
+			continue // a repository's own entries are not walked, nor counted
+		case kind == itemNone:
+			rec.tail++
+			continue
+		}
+		rec.items = append(rec.items, walkItem{path: child, kind: kind, before: rec.tail})
+		rec.tail = 0
+	}
+	w.seen[p] = rec
+	return rec
+}
+
+// paths are the paths of the record's items.
+func (r *dirRecord) paths() []string {
+	out := make([]string, len(r.items))
+	for i, it := range r.items {
+		out[i] = it.path
+	}
+	return out
+}
+
+// foldBelow is caseFold for the segments of pat beneath dir; dir's own are taken as they are.
+func foldBelow(dir, pat string) string {
+	if rest, ok := strings.CutPrefix(pat, dir+"/"); ok && dir != "" {
+		return dir + "/" + caseFold(rest)
+	}
+	return caseFold(pat)
 }
 
 // matchAny reports whether the path p matches one of the split patterns, without regard to

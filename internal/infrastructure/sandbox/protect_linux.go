@@ -5,6 +5,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -127,4 +128,26 @@ func hideOld(p string, dir bool) error {
 		return fmt.Errorf("mountns: hide protected %s: %w", p, err)
 	}
 	return nil
+}
+
+// dirKey identifies a state of a directory: any entry created, removed or renamed in it
+// changes its ctime (and mtime); replacing it changes its inode.
+type dirKey struct {
+	dev, ino     uint64
+	ctime, mtime int64 // nanoseconds
+}
+
+// statDirKey returns the key of the directory p, and false when it cannot be read.
+func statDirKey(p string) (dirKey, bool) {
+	var st unix.Stat_t
+	if err := unix.Lstat(p, &st); err != nil {
+		return dirKey{}, false
+	}
+	return dirKey{dev: st.Dev, ino: st.Ino, ctime: st.Ctim.Nano(), mtime: st.Mtim.Nano()}, true
+}
+
+// settled says the key's ctime was more than racyWindow before now: a later change cannot
+// share its timestamp.
+func (k dirKey) settled(now time.Time) bool {
+	return now.UnixNano()-k.ctime > int64(racyWindow)
 }

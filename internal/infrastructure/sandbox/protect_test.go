@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestProtectMatches(t *testing.T) {
@@ -101,5 +103,71 @@ func TestSafeGitConfig(t *testing.T) {
 	want := "[core]\n\trepositoryformatversion = 1\n\tbare = false\n[extensions]\n\tobjectformat = sha256\n\trefstorage = reftable\n"
 	if got := string(safeGitConfig([]byte(in))); got != want {
 		t.Errorf("safeGitConfig =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestProtectIndexFindsLaterFiles walks a workspace again and again with one index, as a run's
+// calls do: whatever an earlier call created (a .env deep in new directories, in an old
+// directory whose timestamps it then set back, in place of a directory it moved away) is
+// found by the next walk, what was removed is no longer reported, and directories that did
+// not change are not read again.
+func TestProtectIndexFindsLaterFiles(t *testing.T) {
+	ws := t.TempDir()
+	write := func(rel string) {
+		t.Helper()
+		p := filepath.Join(ws, rel)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, nil, 0o644))
+	}
+	pats := []string{filepath.Join(ws, "**/.env")}
+	// Directories made by the test are seconds old for the index: their records are
+	// trusted (a just-changed directory is always read again).
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	check := func(reads int, want ...string) {
+		t.Helper()
+		before := idx.reads
+		got, truncated := idx.Matches(ws, pats)
+		for i := range got {
+			got[i] = strings.TrimPrefix(got[i], ws+"/")
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || truncated {
+			t.Errorf("Matches (-want +got), truncated %v:\n%s", truncated, diff)
+		}
+		if idx.reads-before != reads {
+			t.Errorf("the walk read %d directories, want %d", idx.reads-before, reads)
+		}
+	}
+	write("src/a/b/main.go")
+	write("src/a/c/x.go")
+	check(5) // ws, src, a, b, c
+	check(0)
+
+	write("new/deep/er/.env") // a new directory tree
+	check(4, "new/deep/er/.env")
+
+	write("src/a/b/.env") // in an old directory, whose timestamps are then set back
+	old := time.Now().Add(-time.Hour)
+	must(t, os.Chtimes(filepath.Join(ws, "src/a/b"), old, old))
+	check(1, "new/deep/er/.env", "src/a/b/.env")
+
+	// A directory moved away and another put in its place; a tree removed.
+	must(t, os.Rename(filepath.Join(ws, "src/a/c"), filepath.Join(ws, "moved")))
+	write("src/a/c/.env")
+	must(t, os.RemoveAll(filepath.Join(ws, "new")))
+	check(4, "src/a/b/.env", "src/a/c/.env") // ws, a, the new c, moved
+}
+
+// TestProtectIndexRacyDirectory: a directory changed less than racyWindow before it was read
+// is read again by the next walk, even unchanged, since a change in the same clock tick
+// would leave its timestamps as they were.
+func TestProtectIndexRacyDirectory(t *testing.T) {
+	ws := t.TempDir()
+	var idx ProtectIndex
+	pats := []string{filepath.Join(ws, "**/.env")}
+	idx.Matches(ws, pats)
+	before := idx.reads
+	idx.Matches(ws, pats)
+	if idx.reads == before {
+		t.Error("a directory created just now was trusted without being read again")
 	}
 }

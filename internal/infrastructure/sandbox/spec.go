@@ -126,6 +126,11 @@ type Plan struct {
 	TempDir string `json:"temp_dir"`
 	// Cgroup is the cgroup v2 directory the helper was started in; "" when none.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Protected are the existing paths that match the spec's Protect patterns, found by
+	// the parent (ProtectIndex.Matches) just before the helper starts; the helper hides them.
+	Protected []string `json:"protected,omitempty"`
+	// ProtectTruncated says the search for them stopped at maxProtectWalk entries.
+	ProtectTruncated bool `json:"protect_truncated,omitempty"`
 }
 
 // IDMap is a user namespace, passed to the helper as an open descriptor, whose mapping makes
@@ -197,6 +202,13 @@ func (s *Spec) Validate() error {
 	if p := s.Plan; p != nil && p.TempDir != "" {
 		if err := checkAbs("temp dir", p.TempDir); err != nil {
 			return err
+		}
+	}
+	if p := s.Plan; p != nil {
+		for _, path := range p.Protected {
+			if err := checkAbs("protected", path); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -17,20 +17,25 @@ func benchRun(n, big int) *state.RunState {
 	run := &state.RunState{ID: "bench", Workflow: "bench", WorkflowFile: "bench.yaml", Status: state.Running,
 		Inputs: map[string]any{"feature": "benchmark\nthe store\n"}, StartedAt: start, UpdatedAt: start}
 	for i := range n {
-		st := run.Step(fmt.Sprintf("step%04d", i))
-		exit := 0
-		end := start.Add(time.Duration(i) * time.Second)
-		st.Status, st.ExitCode, st.StartedAt, st.FinishedAt, st.DurationMs = state.Completed, &exit, &start, &end, 1000
-		st.Output = fmt.Sprintf("step %d done\nok: 12 tests passed\n", i)
-		st.ToolCalls = []state.ToolCallRecord{{ID: fmt.Sprintf("call_%d", i), Tool: "read_file",
-			Arguments: map[string]any{"path": "src/main.go"},
-			Result:    &state.ToolCallResult{Success: true, Output: "package main\n\nfunc main() {}\n", DurationMs: 2}}}
-		st.ToolStats = &state.ToolStats{TotalCalls: 1, Successful: 1, TotalDurationMs: 2}
+		endBenchStep(run.Step(fmt.Sprintf("step%04d", i)), i, start)
 	}
 	if big > 0 {
 		run.States[fmt.Sprintf("step%04d", n/2)].Output = strings.Repeat("a line of a big build log\n", big/26+1)[:big]
 	}
 	return run
+}
+
+// endBenchStep records step i of a bench run as completed, with a few lines of output and a
+// tool call.
+func endBenchStep(st *state.StepState, i int, start time.Time) {
+	exit := 0
+	end := start.Add(time.Duration(i) * time.Second)
+	st.Status, st.ExitCode, st.StartedAt, st.FinishedAt, st.DurationMs = state.Completed, &exit, &start, &end, 1000
+	st.Output = fmt.Sprintf("step %d done\nok: 12 tests passed\n", i)
+	st.ToolCalls = []state.ToolCallRecord{{ID: fmt.Sprintf("call_%d", i), Tool: "read_file",
+		Arguments: map[string]any{"path": "src/main.go"},
+		Result:    &state.ToolCallResult{Success: true, Output: "package main\n\nfunc main() {}\n", DurationMs: 2}}}
+	st.ToolStats = &state.ToolStats{TotalCalls: 1, Successful: 1, TotalDurationMs: 2}
 }
 
 // BenchmarkSave measures one Save of a run that changes a little between Saves, as at a step
@@ -63,6 +68,86 @@ func BenchmarkSave(b *testing.B) {
 			}
 			b.ReportMetric(float64(fi.Size()), "state-bytes")
 		})
+	}
+}
+
+// BenchmarkStepSave measures the saves of one step of a run that already has n steps, as the
+// runner makes them for a step that takes a while: one when it starts, one when it ends. A
+// step's saves must cost the same whatever n is ("ns/step"). The run grows by a step per
+// iteration and starts again at n steps when it reaches 2n, so that at least n iterations
+// (-benchtime=10000x for n=10000) include the state file rewrites the store makes from time
+// to time. "sync" includes the fsyncs, "nosync" leaves them out.
+func BenchmarkStepSave(b *testing.B) {
+	for _, n := range []int{50, 10000} {
+		for _, sync := range []bool{true, false} {
+			name := fmt.Sprintf("steps=%d/sync", n)
+			if !sync {
+				name = fmt.Sprintf("steps=%d/nosync", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				var s *Store
+				var run *state.RunState
+				var cpu cpuTimer
+				i, rewrites := 0, int64(0)
+				for b.Loop() {
+					if run == nil || len(run.Order) == 2*n {
+						b.StopTimer()
+						cpu.stop()
+						if s != nil {
+							rewrites += s.dirSyncs.Load() - 1
+						}
+						s, run = newStoreB(b), benchRun(n, 0)
+						s.noSync = !sync
+						if err := s.Save(b.Context(), run); err != nil {
+							b.Fatal(err)
+						}
+						cpu.start()
+						b.StartTimer()
+					}
+					i++
+					saveBenchStep(b, s, run, i)
+				}
+				cpu.stop()
+				rewrites += s.dirSyncs.Load() - 1
+				b.ReportMetric(float64(sizeOf(s.Path(run.ID))), "state-bytes")
+				b.ReportMetric(float64(rewrites)/float64(b.N), "rewrites/op")
+				b.ReportMetric(float64(cpu.total.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
+		}
+	}
+}
+
+// cpuTimer adds up the CPU time of the process (every thread: the garbage collector's too)
+// between start and stop: on a machine shared with other work, wall time per op says more
+// about the others than about the code measured.
+type cpuTimer struct {
+	total time.Duration
+	from  time.Duration
+}
+
+func (c *cpuTimer) start() { c.from = processCPU() }
+
+func (c *cpuTimer) stop() {
+	if c.from != 0 {
+		c.total += processCPU() - c.from
+		c.from = 0
+	}
+}
+
+// saveBenchStep adds a step to run and saves it started, then ended as the run's other steps
+// did, with AppendStep as the runner saves a step.
+func saveBenchStep(b *testing.B, s *Store, run *state.RunState, i int) {
+	name := fmt.Sprintf("next%06d", i)
+	st := run.Step(name)
+	start := run.UpdatedAt.Add(time.Millisecond)
+	st.Status, st.StartedAt, run.UpdatedAt = state.Running, &start, start
+	if err := s.AppendStep(b.Context(), run, name); err != nil {
+		b.Fatal(err)
+	}
+	endBenchStep(st, i, start)
+	run.UpdatedAt = *st.FinishedAt
+	if err := s.AppendStep(b.Context(), run, name); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -20,9 +20,12 @@ import (
 // one, used under the run's lock.
 type runEncoder struct {
 	steps map[string]*stepEncoder
-	order []string // the order last encoded, and its YAML items
-	items string
-	parts int // the number of pieces of the last document
+	// order is the order last seen, items the YAML of its first encoded names: the journal
+	// adds names without encoding them (see appendOrder).
+	order   []string
+	items   string
+	encoded int
+	parts   int // the number of pieces of the last document
 }
 
 // emptyStates and emptyOrder are how go-yaml writes a run whose States and Order are nil: the
@@ -95,23 +98,27 @@ func (e *runEncoder) encodeStates(parts []string, states map[string]*state.StepS
 // since the last call when the order only grew.
 func (e *runEncoder) encodeOrder(order []string) (string, error) {
 	if len(order) == 0 {
-		e.order, e.items = nil, ""
+		e.order, e.items, e.encoded = nil, "", 0
 		return emptyOrder, nil
 	}
-	known := len(e.order)
-	if known > len(order) || !slices.Equal(e.order, order[:known]) {
-		known, e.items = 0, ""
+	if len(e.order) > len(order) || !slices.Equal(e.order, order[:len(e.order)]) {
+		e.order, e.items, e.encoded = nil, "", 0
 	}
-	if known < len(order) {
-		text, err := emit(order[known:])
+	if e.encoded < len(order) {
+		text, err := emit(order[e.encoded:])
 		if err != nil {
 			return "", fmt.Errorf("encode order: %w", err)
 		}
 		e.items += text
-		e.order = slices.Clone(order)
+		e.encoded = len(order)
 	}
+	e.order = append(e.order, order[len(e.order):]...)
 	return orderKey + "\n" + e.items, nil
 }
+
+// appendOrder records that name was added at the end of the order, for the journal: its YAML
+// is left to the next encoding.
+func (e *runEncoder) appendOrder(name string) { e.order = append(e.order, name) }
 
 // forget drops the cached YAML, for a run that has finished.
 func (e *runEncoder) forget() { *e = runEncoder{} }

@@ -19,13 +19,16 @@ import (
 // and across state files: a state file records the last one it holds (journal_seq), so
 // lines at or below it are known to be folded in already.
 //
-// Lists change by index: Len is the list's new length (it is cut or padded with empty items)
-// and Set the items that changed or were added. Record is the step without its tool calls
-// and its conversation's messages, present when any of its other fields changed.
+// Added says that the step is new: it is added to the run, at the end of its order, before
+// the rest of the entry applies. Lists change by index: Len is the list's new length (it is
+// cut or padded with empty items) and Set the items that changed or were added. Record is the
+// step without its tool calls and its conversation's messages, present when any of its other
+// fields changed.
 type journalEntry struct {
 	Seq       int64                             `json:"seq"`
 	UpdatedAt time.Time                         `json:"updated_at"`
 	Step      string                            `json:"step"`
+	Added     bool                              `json:"added,omitempty"`
 	Record    *state.StepState                  `json:"record,omitempty"`
 	ToolCalls *listChange[state.ToolCallRecord] `json:"tool_calls,omitempty"`
 	Messages  *listChange[state.Message]        `json:"messages,omitempty"`
@@ -243,6 +246,9 @@ func (en *journalEntry) apply(run *state.RunState) error {
 	if err := en.check(run); err != nil {
 		return err
 	}
+	if en.Added {
+		run.Step(en.Step)
+	}
 	st := run.States[en.Step]
 	if en.Record != nil {
 		calls, conv := st.ToolCalls, st.Conversation
@@ -275,8 +281,13 @@ func (en *journalEntry) apply(run *state.RunState) error {
 
 // check reports why the entry cannot be folded into run, if it cannot.
 func (en *journalEntry) check(run *state.RunState) error {
-	st := run.States[en.Step]
-	if st == nil {
+	st, ok := run.States[en.Step]
+	switch {
+	case en.Added && ok:
+		return fmt.Errorf("step %q is added again", en.Step)
+	case en.Added:
+		st = &state.StepState{}
+	case st == nil:
 		return fmt.Errorf("step %q is not in the state file", en.Step)
 	}
 	if en.ToolCalls != nil {

@@ -10,15 +10,17 @@ import (
 	"reflect"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
 // A run's journal, <dir>/<run-id>.journal, holds the changes made to its steps since its state
-// file was written, one JSON line each (journalEntry), so that an agent step's save after a
-// tool call appends a few hundred bytes instead of rewriting a state file that grows with
-// every call. Each append is flushed (fdatasync) before AppendStep returns.
+// file was written, one JSON line each (journalEntry), so that the save of a step's start or
+// end, or of an agent step's tool call, appends a few hundred bytes instead of rewriting a
+// state file that grows with every step and call. Each append is flushed (fdatasync) before
+// AppendStep returns.
 //
 // A Save writes the state file with every change, and the sequence number of the last line
 // it holds as journal_seq; only then, once the rename is durable, is the journal emptied. A
@@ -40,6 +42,12 @@ type journal struct {
 	seq  int64    // the last sequence number written, in a line or as journal_seq
 	file *os.File // open for appending; nil until this store appends
 	size int64    // bytes in the file, as this store knows them
+	// snapshot is the size of the last state file: once the journal is larger, the next
+	// append rewrites the state file instead (see minCompact).
+	snapshot int64
+	// order is the run's Order as the last save or append saw it: the very slice, so that
+	// an order that only grew in place is recognised without comparing its names.
+	order []string
 	// dirty: the file may hold lines, to be emptied after the next state file. known: the
 	// file's state is known (the run was loaded, or its stale journal deleted). broken: the
 	// file may end with a partial line, so nothing may be appended before it is emptied.
@@ -54,13 +62,16 @@ type journal struct {
 func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+journalExt) }
 
 // AppendStep saves run as Save does, at the cost of appending to the run's journal only the
-// changes made to the record of step since the last Save or AppendStep: the records of tool
-// calls added or changed, the conversation's new messages, the step's other fields when they
-// changed. Changes to other steps wait for the next Save. It falls back to Save when the
-// store has no baseline for the run (it has not saved it yet), when anything but the step and
-// UpdatedAt changed in the run's head or its list of steps, when the run has finished, and
-// when a change cannot be written exactly as JSON (see errNotJournaled). A step the run does
-// not have is a fault.System error.
+// changes made to the record of step since the last Save or AppendStep: the step itself when
+// it is new (added at the end of the run's order), the records of tool calls added or
+// changed, the conversation's new messages, the step's other fields when they changed.
+// Changes to other steps wait for the next Save. It falls back to Save when the store has no
+// baseline for the run (it has not saved it yet), when anything but the step and UpdatedAt
+// changed in the run's head or its list of steps, when the run has finished, and when a change
+// cannot be written exactly as JSON (see errNotJournaled); and when the journal has grown
+// larger than the state file (see minCompact), so that the cost of a save, amortised, does not
+// grow with the run. A step the run does not have is a
+// fault.System error.
 func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -77,7 +88,14 @@ func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string
 	e := s.entry(run.ID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	done, err := s.appendStep(run, step, e)
+	// A journal larger than the state file is folded into a new one, in place of the append:
+	// a save is then one write to disk, as before, and what it records is durable when it
+	// returns and no later.
+	var done bool
+	var err error
+	if e.j.size <= max(e.j.snapshot, s.compactFloor) {
+		done, err = s.appendStep(run, step, e)
+	}
 	if err == nil && !done {
 		err = s.save(run, e)
 	}
@@ -90,7 +108,8 @@ func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string
 // appendStep journals the changes of step name; done is false when a Save must be made
 // instead. A failure leaves no baseline, so that the next save rewrites the state file.
 func (s *Store) appendStep(run *state.RunState, name string, e *runEntry) (done bool, err error) {
-	if !e.canJournal(run, name) {
+	ok, added := e.canJournal(run, name)
+	if !ok {
 		return false, nil
 	}
 	defer func() {
@@ -100,6 +119,9 @@ func (s *Store) appendStep(run *state.RunState, name string, e *runEntry) (done 
 	}()
 	st := run.States[name]
 	enc := e.enc.steps[name]
+	if added {
+		enc = &stepEncoder{}
+	}
 	prevCalls, prevMsgs := len(enc.calls.was), len(enc.msgs.was)
 	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}, seen: e.seen}
 	xs := x.step(name, st)
@@ -117,6 +139,7 @@ func (s *Store) appendStep(run *state.RunState, name string, e *runEntry) (done 
 	if err != nil {
 		return false, err
 	}
+	en.Added = added
 	e.j.buf.Reset()
 	if err := encodeEntry(&e.j.buf, &en); err != nil {
 		return false, nil // errNotJournaled
@@ -131,25 +154,64 @@ func (s *Store) appendStep(run *state.RunState, name string, e *runEntry) (done 
 		return false, err
 	}
 	s.commitOutputs(e, x.next)
+	if added {
+		if e.enc.steps == nil {
+			e.enc.steps = map[string]*stepEncoder{}
+		}
+		e.enc.steps[name] = enc
+		e.enc.appendOrder(name)
+	}
 	return true, nil
 }
 
-// canJournal reports whether the changes of step name can be journaled: the store has a
-// baseline for the step, nothing else changed in the run's head or list of steps, the run
-// has not finished and the journal can be appended to.
-func (e *runEntry) canJournal(run *state.RunState, name string) bool {
-	if e.j.head == nil || e.j.broken || run.FinishedAt != nil || e.enc.steps[name] == nil ||
-		len(run.States) != len(e.enc.steps) || !slices.Equal(run.Order, e.enc.order) {
-		return false
+// canJournal reports whether the changes of step name can be journaled, and whether the step
+// is new: the store has a baseline for the run, the list of steps is the one saved last, or
+// that list with name added at the end of the order, nothing else changed in the run's head,
+// the run has not finished and the journal can be appended to. It costs the same whatever the
+// number of steps: the list is checked by its length and the order by identity (see
+// orderGrew).
+func (e *runEntry) canJournal(run *state.RunState, name string) (ok, added bool) {
+	if e.j.head == nil || e.j.broken || run.FinishedAt != nil {
+		return false, false
 	}
-	for n := range run.States {
-		if e.enc.steps[n] == nil {
+	added = e.enc.steps[name] == nil
+	known := len(e.enc.steps)
+	if added {
+		known++
+	}
+	if len(run.States) != known || !e.orderGrew(run.Order, name, added) {
+		return false, false
+	}
+	h := headOf(run)
+	return equal(reflect.ValueOf(e.j.head).Elem(), reflect.ValueOf(h).Elem()), added
+}
+
+// orderGrew reports whether order is the order last saved, with name added at its end when
+// added is set. A run's order only grows at its end (ports.StepJournal), so when order is
+// the slice last seen, or that slice grown in place, the names already saved are not
+// compared; they are when order has moved to another array, which appending does a number of
+// times that grows with the logarithm of its length.
+func (e *runEntry) orderGrew(order []string, name string, added bool) bool {
+	known := len(e.enc.order)
+	switch {
+	case added && (len(order) != known+1 || order[known] != name):
+		return false
+	case !added && len(order) != known:
+		return false
+	case len(e.j.order) != known || unsafe.SliceData(order) != unsafe.SliceData(e.j.order):
+		if !slices.Equal(order[:known], e.enc.order) {
 			return false
 		}
 	}
-	h := headOf(run)
-	return equal(reflect.ValueOf(e.j.head).Elem(), reflect.ValueOf(h).Elem())
+	e.j.order = order
+	return true
 }
+
+// minCompact is the smallest journal that is folded into a new state file before the run
+// ends. A larger one is folded once it is larger than the last state file: rewriting the file
+// then costs, per byte appended, the same whatever the run's length, and reading the run
+// back reads at most twice the state file.
+const minCompact = 16 << 10
 
 // headOf returns a shallow copy of run without its steps, order and updated_at: what the
 // journal cannot hold.

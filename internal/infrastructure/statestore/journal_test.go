@@ -67,7 +67,7 @@ func onDisk(t *testing.T, s *Store, id string) (*state.RunState, int64) {
 // the state file is not written.
 func TestJournalAppendsOnlyWhatChanged(t *testing.T) {
 	s := newStore(t, t.TempDir())
-	s.noSync = true
+	s.noSync, s.compactFloor = true, 1<<30
 	run := savedAgentRun(t, s, 3)
 	before, err := os.ReadFile(s.Path(run.ID))
 	if err != nil {
@@ -558,4 +558,60 @@ func assertSame(t *testing.T, got, want *state.RunState) {
 	if gotFile != wantFile {
 		t.Errorf("loaded run differs:\n--- want\n%s\n--- got\n%s", wantFile, gotFile)
 	}
+}
+
+// TestJournalFoldedWhenLargerThanStateFile runs steps saved by AppendStep only, as the runner
+// saves them: the journal never grows much past the state file (a reader reads at most about
+// twice the state), the state file is rewritten a number of times that grows with the
+// logarithm of the number of steps (so each step's share of the rewrites does not grow with
+// the run), every version loads as the run, and once the run has ended the state file alone
+// holds it, with no journal beside it.
+func TestJournalFoldedWhenLargerThanStateFile(t *testing.T) {
+	s := newStore(t, t.TempDir())
+	s.noSync = true
+	run := benchRun(10, 0)
+	if err := s.Save(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	const steps = 1000
+	rewrites, lastSize := 0, sizeOf(s.Path(run.ID))
+	for i := range steps {
+		start := run.UpdatedAt.Add(time.Second)
+		name := fmt.Sprintf("next%05d", i)
+		st := run.Step(name)
+		st.Status, st.StartedAt, run.UpdatedAt = state.Running, &start, start
+		if err := s.AppendStep(t.Context(), run, name); err != nil {
+			t.Fatal(err)
+		}
+		endBenchStep(st, i, start)
+		run.UpdatedAt = *st.FinishedAt
+		if err := s.AppendStep(t.Context(), run, name); err != nil {
+			t.Fatal(err)
+		}
+		size := sizeOf(s.Path(run.ID))
+		if size != lastSize {
+			rewrites++
+			lastSize = size
+		}
+		if j := sizeOf(s.journalPath(run.ID)); j > max(size, minCompact)+4096 {
+			t.Fatalf("step %d: journal of %d bytes beside a state file of %d", i, j, size)
+		}
+		if i%300 == 0 {
+			assertSameLoad(t, s, run)
+		}
+	}
+	t.Logf("%d steps rewrote the state file %d times", steps, rewrites)
+	if rewrites == 0 || rewrites > 20 {
+		t.Errorf("%d steps rewrote the state file %d times, want a few (about log2 of the steps)", steps, rewrites)
+	}
+	end := run.UpdatedAt.Add(time.Second)
+	run.Status, run.FinishedAt = state.Completed, &end
+	if err := s.Save(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.journalPath(run.ID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("journal of the ended run: %v, want none", err)
+	}
+	alone, _ := onDisk(t, s, run.ID)
+	assertSame(t, alone, run)
 }

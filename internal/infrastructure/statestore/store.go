@@ -1,7 +1,8 @@
-// Package statestore keeps a run's state as a YAML file rewritten atomically at every step
-// boundary, with large outputs in files beside it that are written only when they change, and
-// an append-only journal of an agent step's changes between two state files. It implements
-// ports.StateStore and ports.StepJournal and nothing else.
+// Package statestore keeps a run's state as a YAML file rewritten atomically, with large
+// outputs in files beside it that are written only when they change, and an append-only
+// journal of the changes saved step by step between two state files, folded into a new state
+// file once it outgrows the last one and when the run ends. It implements ports.StateStore and
+// ports.StepJournal and nothing else.
 package statestore
 
 import (
@@ -9,6 +10,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +58,7 @@ type Store struct {
 	beforeJournal func()       // a test hook: runs between reading a state file and its journal
 	failWrite     error        // a test hook: the error of every state file write (a full disk)
 	noSync        bool         // a benchmark switch: no fsync of files and directories
+	compactFloor  int64        // minCompact; tests raise it to see a journal grow
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
 }
 
@@ -92,7 +95,8 @@ func New(dir string, opts ...Option) (*Store, error) {
 	if dir == "" {
 		return nil, fault.New(fault.Usage, "state directory is empty")
 	}
-	s := &Store{dir: filepath.Clean(dir), threshold: DefaultOutputThreshold, runs: map[string]*runEntry{}}
+	s := &Store{dir: filepath.Clean(dir), threshold: DefaultOutputThreshold, runs: map[string]*runEntry{},
+		compactFloor: minCompact}
 	for _, o := range opts {
 		o(s)
 	}
@@ -229,6 +233,7 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	if err := writeAtomic(s.dir, run.ID+stateExt, !s.noSync, doc...); err != nil {
 		return err
 	}
+	e.j.snapshot = partsLen(doc)
 	// The journal is emptied once the rename is durable: before, a power loss could bring the
 	// previous state file back without the lines.
 	if needsDirSync(run, e, x) || e.j.dirty {
@@ -242,8 +247,18 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	s.clearJournal(run, e)
 	if run.FinishedAt == nil {
 		e.j.head = deepCopy(headOf(run))
+		e.j.order = run.Order
 	}
 	return nil
+}
+
+// partsLen is the length of the document made of parts.
+func partsLen(parts []string) int64 {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return int64(n)
 }
 
 // syncDir syncs dir unless the store was made not to sync (in benchmarks).
@@ -516,10 +531,52 @@ func (s *Store) summary(id string) ports.RunSummary {
 		sum.Workflow, sum.Status, sum.Error = doc.Workflow, doc.Status, doc.Error
 		sum.StartedAt, sum.FinishedAt = doc.StartedAt, doc.FinishedAt
 		sum.Parent = doc.Parent
-		run := state.RunState{StartedAt: doc.StartedAt, UpdatedAt: doc.UpdatedAt, FinishedAt: doc.FinishedAt, Segments: doc.Segments}
+		updated := doc.UpdatedAt
+		if doc.FinishedAt == nil {
+			if t := s.journalTime(id); t.After(updated) {
+				updated = t
+			}
+		}
+		run := state.RunState{StartedAt: doc.StartedAt, UpdatedAt: updated, FinishedAt: doc.FinishedAt, Segments: doc.Segments}
 		sum.DurationMs = run.Duration().Milliseconds()
 	}
 	return sum
+}
+
+// maxJournalTail is how much of the end of a journal journalTime reads.
+const maxJournalTail = 256 << 10
+
+// journalTime returns the updated_at of the last whole line of run id's journal, which is
+// later than the state file's while a run saves its steps there; the zero time when there is
+// no such line, or it is longer than maxJournalTail or does not parse. Only the line's end of
+// the file is read, so List's cost does not grow with the run.
+func (s *Store) journalTime(id string) time.Time {
+	f, err := os.Open(s.journalPath(id))
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return time.Time{}
+	}
+	n := min(fi.Size(), maxJournalTail)
+	tail := make([]byte, n)
+	if _, err := f.ReadAt(tail, fi.Size()-n); err != nil {
+		return time.Time{}
+	}
+	tail = tail[:bytes.LastIndexByte(tail, '\n')+1] // a torn last line is left out
+	start := bytes.LastIndexByte(tail[:max(len(tail)-1, 0)], '\n') + 1
+	if len(tail) == 0 || start == 0 && n < fi.Size() {
+		return time.Time{}
+	}
+	var en struct {
+		UpdatedAt time.Time `json:"updated_at"`
+	}
+	if json.Unmarshal(tail[start:], &en) != nil {
+		return time.Time{}
+	}
+	return en.UpdatedAt
 }
 
 // statesKey starts the steps' records in a state file. Every field List needs is written

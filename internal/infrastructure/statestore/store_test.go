@@ -2,6 +2,7 @@ package statestore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -475,5 +476,44 @@ func assertLoads(t *testing.T, s *Store, want *state.RunState) {
 	}
 	if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("Load(%q) (-want +got):\n%s", want.ID, d)
+	}
+}
+
+// TestListSeesTheJournal checks that List gives a running run's duration up to its last save,
+// which is in its journal once its steps are saved there: the state file's updated_at is that
+// of the last time it was written. A torn last line is left out.
+func TestListSeesTheJournal(t *testing.T) {
+	ctx := t.Context()
+	s := newStore(t, t.TempDir())
+	start := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	run := &state.RunState{ID: "r", Workflow: "w", Status: state.Running, StartedAt: start, UpdatedAt: start}
+	if err := s.Save(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		name := fmt.Sprint("step", i)
+		run.Step(name).Status = state.Completed
+		run.UpdatedAt = start.Add(time.Duration(i+1) * time.Minute)
+		if err := s.AppendStep(ctx, run, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sizeOf(s.journalPath("r")) == 0 {
+		t.Fatal("the steps were not journaled")
+	}
+	f, err := os.OpenFile(s.journalPath("r"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"seq":4,"updated_at":"2026-01-01T02:00:00Z","st`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	list, err := s.List(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("List() = %+v, %v; want one run", list, err)
+	}
+	if got, want := list[0].DurationMs, (3 * time.Minute).Milliseconds(); got != want {
+		t.Errorf("duration of the running run = %d ms, want %d (its last journaled save)", got, want)
 	}
 }

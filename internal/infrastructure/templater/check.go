@@ -164,7 +164,7 @@ func (c *refChecker) input(r workflow.TemplateRef, name string, off int, lenient
 
 func (c *refChecker) state(r workflow.TemplateRef, segs []string, off int) {
 	name := segs[1]
-	if !slices.Contains(r.Visible, name) {
+	if !r.CanRead(name) {
 		c.errorf(r, off, c.stepHint(r, name), "step %q is not earlier in the workflow", name)
 		return
 	}

@@ -1,6 +1,7 @@
 package templater
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -292,5 +293,30 @@ func TestCheckCachesForRun(t *testing.T) {
 	}
 	if _, ok := tp.commands.Load("echo {{inputs.x}}"); !ok {
 		t.Error("Check did not leave the compiled command in the cache")
+	}
+}
+
+// TestCacheIsBounded checks a workflow with more distinct templates than the caches keep: the
+// check finds the same problem and each cache holds at most cacheLimit entries.
+func TestCacheIsBounded(t *testing.T) {
+	tp := New()
+	wf := &workflow.Workflow{Name: "t", Inputs: declared("x")}
+	for i := range cacheLimit + 10 {
+		wf.Steps = append(wf.Steps, shell(fmt.Sprintf("s%d", i), fmt.Sprintf("echo %d {{inputs.x}}", i), i+1))
+	}
+	wf.Steps = append(wf.Steps, shell("last", "echo {{states.nosuch.output}}", cacheLimit+11))
+	ps := tp.Check(wf)
+	if len(ps) != 1 || !strings.Contains(ps[0].Msg, `"nosuch"`) {
+		t.Fatalf("Check = %v, want one problem about nosuch", ps)
+	}
+	for name, c := range map[string]*cache{"texts": &tp.texts, "exprs": &tp.exprs, "commands": &tp.commands} {
+		n := 0
+		c.m.Range(func(any, any) bool { n++; return true })
+		if n == 0 || n > cacheLimit {
+			t.Errorf("%s cache holds %d entries, want 1..%d", name, n, cacheLimit)
+		}
+	}
+	if _, ok := tp.commands.Load("echo {{states.nosuch.output}}"); !ok {
+		t.Error("the last command checked is not cached")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
@@ -19,10 +20,34 @@ import (
 // template is parsed once however often it is evaluated. The zero value is not usable; call
 // New. Safe for concurrent use.
 type Templater struct {
-	texts    sync.Map // source -> *cached[*textTemplate]
-	exprs    sync.Map // source -> *cached[*program]
-	commands sync.Map // source -> *cached[*commandTemplate]
+	texts    cache // source -> *cached[*textTemplate]
+	exprs    cache // source -> *cached[*program]
+	commands cache // source -> *cached[*commandTemplate]
 	vms      sync.Pool
+}
+
+// cacheLimit bounds each cache. A workflow of 10,000 steps has as many templates, each
+// compiled to a few KiB and most evaluated once: kept all, they made checking it cost 60 MiB.
+// A loop's templates are evaluated again and again, so they come back soon after a reset.
+const cacheLimit = 2048
+
+// cache is a map of compiled forms that is emptied when it reaches cacheLimit entries.
+type cache struct {
+	m sync.Map
+	n atomic.Int64
+}
+
+// Load returns the entry stored under src.
+func (c *cache) Load(src string) (any, bool) { return c.m.Load(src) }
+
+// loadOrStore stores v under src unless an entry is there, and returns the entry kept.
+func (c *cache) loadOrStore(src string, v any) any {
+	if c.n.Add(1) > cacheLimit {
+		c.m.Clear()
+		c.n.Store(1)
+	}
+	e, _ := c.m.LoadOrStore(src, v)
+	return e
 }
 
 var _ ports.Templater = (*Templater)(nil)
@@ -38,14 +63,13 @@ type cached[T any] struct {
 }
 
 // load returns the cached compiled form of src, compiling it on first use.
-func load[T any](m *sync.Map, src string, build func(string) (T, error)) (T, error) {
+func load[T any](m *cache, src string, build func(string) (T, error)) (T, error) {
 	if e, ok := m.Load(src); ok {
 		c := e.(*cached[T])
 		return c.v, c.err
 	}
 	v, err := build(src)
-	e, _ := m.LoadOrStore(src, &cached[T]{v: v, err: err})
-	c := e.(*cached[T])
+	c := m.loadOrStore(src, &cached[T]{v: v, err: err}).(*cached[T])
 	return c.v, c.err
 }
 

@@ -43,11 +43,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
+	"github.com/awf-dev/awf/internal/semver"
 )
 
 // IndexFile is the name of a registry's index at its root.

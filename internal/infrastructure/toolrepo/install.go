@@ -12,11 +12,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
+	"github.com/awf-dev/awf/internal/semver"
 )
 
 // MaxPackages bounds how many packages one install may fetch, dependencies included.

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
-	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -44,8 +42,7 @@ func TestExitCode(t *testing.T) {
 
 // TestReferenceIsCurrent keeps docs/cli-reference.md in step with the command tree.
 func TestReferenceIsCurrent(t *testing.T) {
-	ios, _, _, _ := iostreams.Test()
-	f := &cmdutil.Factory{IO: ios, Getenv: func(string) string { return "" }, Flags: &cmdutil.GlobalFlags{}}
+	f := testFactory()
 	var buf bytes.Buffer
 	WriteReference(&buf, NewCmdRoot(f))
 	path := filepath.Join("..", "..", "..", "..", "docs", "cli-reference.md")

@@ -35,6 +35,23 @@ func (w *toolWiring) describe(wf *workflow.Workflow, workDir string, opts cmduti
 // describe does, without models, and the validator of their arguments.
 func (w *toolWiring) catalog(wf *workflow.Workflow, workDir string) (ports.ToolCatalog, ports.SchemaValidator, error) {
 	validator := schema.New()
+	reg, _, err := w.registry(wf, workDir, validator, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dryCatalog{reg: reg, servers: wf.MCPServers}, validator, nil
+}
+
+// toolRegistry is Factory.ToolRegistry: the registry catalog describes.
+func (w *toolWiring) toolRegistry(wf *workflow.Workflow, workDir string) (*registry.Registry, error) {
+	reg, _, err := w.registry(wf, workDir, schema.New(), nil)
+	return reg, err
+}
+
+// registry loads the tools a run of wf in workDir could reach, and mcpTools (nil: none), into
+// a registry with no pipeline stage: nothing is approved or audited, and nothing runs. The
+// warnings are the registry's.
+func (w *toolWiring) registry(wf *workflow.Workflow, workDir string, validator ports.SchemaValidator, mcpTools ports.ToolSource) (*registry.Registry, workflow.Problems, error) {
 	reg, err := registry.New(registry.Config{
 		Validator: validator, Clock: ports.ClockFunc(nowFunc), Context: tool.Context{WorkDir: workDir},
 	})
@@ -42,10 +59,11 @@ func (w *toolWiring) catalog(wf *workflow.Workflow, workDir string) (ports.ToolC
 		return nil, nil, err
 	}
 	// Nothing runs: the process runner only completes the tools' configuration.
-	if _, err := w.load(reg, wf, workDir, process.New(process.Config{}), nil); err != nil {
-		return nil, nil, err
+	warnings, err := w.load(reg, wf, workDir, process.New(process.Config{}), mcpTools)
+	if err != nil {
+		return nil, warnings, err
 	}
-	return dryCatalog{reg: reg, servers: wf.MCPServers}, validator, nil
+	return reg, warnings, nil
 }
 
 // dryCatalog describes the registry's tools. The tools of the workflow's MCP servers

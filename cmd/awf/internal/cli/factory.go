@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/application/agent"
 	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
 	"github.com/awf-dev/awf/internal/infrastructure/loader"
@@ -42,9 +44,13 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 	f.Tools = tw.build
 	f.Describe = tw.describe
 	f.Catalog = tw.catalog
+	f.ToolRegistry = tw.toolRegistry
 	f.Pins = tw.pins
 	f.Runner = func(events ports.Events, opts cmdutil.RunnerOptions) (*runner.Runner, func() error, error) {
 		return newRunner(f, environ, events, opts)
+	}
+	f.Agents = func(t *cmdutil.Tools, opts cmdutil.RunnerOptions) (runner.AgentExecutor, func() error, error) {
+		return agentsOnly(f, environ, t, opts)
 	}
 	return f
 }
@@ -82,20 +88,37 @@ func newRunner(f *cmdutil.Factory, environ []string, events ports.Events, opts c
 	}
 	if t := opts.Tools; t != nil {
 		deps.Tools, deps.Catalog = t.Invoker, t.Registry
-		agents, err := agent.New(agent.Deps{
-			Providers: providers, Tools: t.Invoker, Refusals: t.Refuser, Catalog: t.Registry, Templater: f.Templater(),
-			Schemas: t.Validator, Clock: ports.ClockFunc(nowFunc), Audit: t.Audit, Settler: t.Settler,
-		})
-		if err != nil {
+		if deps.Agents, err = newAgents(f, providers, t); err != nil {
 			return nil, nil, err
 		}
-		deps.Agents = agents
 	}
 	r, err := runner.New(deps)
 	if err != nil {
 		return nil, nil, err
 	}
 	return r, done, nil
+}
+
+// newAgents wires the agent loop of a run: its model providers and its governed tools.
+func newAgents(f *cmdutil.Factory, providers ports.ProviderSource, t *cmdutil.Tools) (runner.AgentExecutor, error) {
+	return agent.New(agent.Deps{
+		Providers: providers, Tools: t.Invoker, Refusals: t.Refuser, Catalog: t.Registry, Templater: f.Templater(),
+		Schemas: t.Validator, Clock: ports.ClockFunc(nowFunc), Audit: t.Audit, Settler: t.Settler,
+	})
+}
+
+// agentsOnly is Factory.Agents: the agent loop alone, for an engine that runs the steps
+// around it itself.
+func agentsOnly(f *cmdutil.Factory, environ []string, t *cmdutil.Tools, opts cmdutil.RunnerOptions) (runner.AgentExecutor, func() error, error) {
+	providers, err := providerSource(f, environ, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	agents, err := newAgents(f, providers, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return agents, providers.Close, nil
 }
 
 // loadConfig resolves flags > environment > project file > user file > defaults.
@@ -114,19 +137,32 @@ func loadConfig(f *cmdutil.Factory) (config.Config, error) {
 	set(&flags.LogLevel, "log-level", f.Flags.LogLevel)
 	set(&flags.LogFormat, "log-format", f.Flags.LogFormat)
 	set(&flags.AuditLog, "audit-log", f.Flags.AuditLog)
-	project, err := config.FromFile(filepath.Join(".awf", "config.yaml"))
+	cwd, err := os.Getwd()
+	if err != nil {
+		return config.Config{}, fault.Wrap(fault.System, fmt.Errorf("working directory: %w", err))
+	}
+	proj := config.FindProject(cwd, f.Getenv("HOME"), f.Flags.AwfDir, f.Getenv(config.DirEnv))
+	project, err := config.FromFile(filepath.Join(proj.Dir, "config.yaml"))
 	if err != nil {
 		return config.Config{}, err
 	}
-	layers := []config.Layer{flags, config.FromEnv(f.Getenv), project}
+	layers := []config.Layer{flags, config.FromEnv(f.Getenv), project.Rooted(proj.Root, cwd)}
 	if path := config.UserFile(f.Getenv); path != "" {
 		user, err := config.FromFile(path)
-		if err != nil {
+		switch _, unreadable := errors.AsType[*config.UnreadableError](err); {
+		case unreadable:
+			// The user's own defaults, which awf cannot see: every command would fail until
+			// the file is fixed, for settings flags and the project file can still give.
+			fmt.Fprintf(f.IO.ErrOut, "warning: %v; its settings are ignored (fix its permissions, or remove it)\n", err)
+		case err != nil:
 			return config.Config{}, err
+		default:
+			layers = append(layers, user)
 		}
-		layers = append(layers, user)
 	}
-	return config.Resolve(append(layers, config.Defaults())...), nil
+	cfg := config.Resolve(append(layers, config.ProjectDefaults(proj, cwd))...)
+	cfg.Project = proj
+	return cfg, nil
 }
 
 // newLogger builds the diagnostics logger: stderr or --log-file, text or json, warn by
@@ -152,9 +188,9 @@ func newLogger(f *cmdutil.Factory) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(cfg.LogFormat, "json") {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(newUniqueKeys(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(newUniqueKeys(slog.NewTextHandler(w, opts)))
 }
 
 // nowFunc is the wall clock, the one place the CLI reads it for the runner.

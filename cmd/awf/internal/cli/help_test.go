@@ -6,16 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
-	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 )
 
 // No flag's help states a default that cobra then states again, differently: `awf tools parse
 // --help` said "json (the default) or text (default text)".
 func TestHelpStatesEachDefaultOnce(t *testing.T) {
-	ios, _, _, _ := iostreams.Test()
-	f := &cmdutil.Factory{IO: ios, Getenv: func(string) string { return "" }, Flags: &cmdutil.GlobalFlags{}}
+	f := testFactory()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.Flags().VisitAll(func(fl *pflag.Flag) {

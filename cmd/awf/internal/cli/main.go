@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/infrastructure/process"
 )
 
 // Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
@@ -36,6 +40,9 @@ func exitCode(ctx context.Context, err error) int {
 	if err == nil {
 		return 0
 	}
+	if ee, ok := errors.AsType[*cmdutil.ExitError](err); ok {
+		return ee.Code
+	}
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 		return ExitInterrupted
 	}
@@ -48,10 +55,22 @@ func exitCode(ctx context.Context, err error) int {
 // Main runs awf with args and returns the exit code. It prints the error once, to stderr, and
 // with --output json also as the error member of the command's one JSON object on stdout.
 func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv func(string) string, environ []string) int {
+	return MainWith(ctx, args, ios, getenv, environ, nil)
+}
+
+// MainWith is Main for a program that extends awf's command tree: extend (nil: none) may set
+// Factory hooks (Engines, Approver) and add or replace commands before the command runs.
+// awf-temporal is awf extended with the Temporal engine.
+func MainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv func(string) string, environ []string,
+	extend func(f *cmdutil.Factory, root *cobra.Command)) int {
 	out := &watchedWriter{w: ios.Out}
 	ios.Out = out
 	f := newFactory(ios, getenv, environ)
-	root := NewCmdRoot(f)
+	f.Args = args
+	root := newCmdRoot(f, args)
+	if extend != nil {
+		extend(f, root)
+	}
 	root.SetArgs(args)
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
@@ -61,7 +80,7 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 		f.Cleanup[i]()
 	}
 	code := exitCode(ctx, err)
-	if err != nil {
+	if _, handed := errors.AsType[*cmdutil.ExitError](err); err != nil && !handed {
 		msg := err.Error()
 		if ctx.Err() != nil && !strings.Contains(msg, "interrupt") {
 			msg = "interrupted: " + msg
@@ -133,4 +152,22 @@ func (w *watchedWriter) Write(p []byte) (int, error) {
 		w.wrote.Store(true)
 	}
 	return w.w.Write(p)
+}
+
+// Program is a whole awf program (awf, awf-temporal) from main: the sandboxed helper when the
+// process was started as one (the binary re-executed; it must not touch the CLI), else the
+// command line with Ctrl-C and SIGTERM cancelling it, extended by extend (see MainWith). It
+// returns the exit code.
+func Program(extend func(f *cmdutil.Factory, root *cobra.Command)) int {
+	if process.IsHelper(os.Args) {
+		return process.HelperMain()
+	}
+	// The same helper inside a container, with its request in files (the container backend).
+	if process.IsFileHelper(os.Args) {
+		return process.FileHelperMain(os.Args)
+	}
+	iostreams.SurviveClosedPipes()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return MainWith(ctx, os.Args[1:], iostreams.System(), os.Getenv, os.Environ(), extend)
 }

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/audit"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/doctor"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/engine"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/history"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/list"
 	mcpcmd "github.com/awf-dev/awf/cmd/awf/internal/cmd/mcp"
@@ -16,13 +19,24 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/scaffold"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/status"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/tools"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/ui"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/validate"
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
 
+// The values --non-interactive and --approve accept.
+var (
+	nonInteractiveModes = []string{"deny", "fail"}
+	approveModes        = []string{"auto", "prompt", "deny"}
+)
+
 // NewCmdRoot returns the awf command tree.
-func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command { return newCmdRoot(f, nil) }
+
+// newCmdRoot returns the command tree that running args needs (see commandsFor); with nil
+// args, the whole tree.
+func newCmdRoot(f *cmdutil.Factory, args []string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "awf",
 		Short: "Run YAML workflows in which AI agents call tools under the engine's control",
@@ -33,23 +47,16 @@ call: a YAML state file per run and an append-only audit log.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			f.Flags.Changed = func(name string) bool {
-				fl := cmd.Flags().Lookup(name)
-				return fl != nil && fl.Changed
-			}
+			f.Flags.Changed = cmdutil.ChangedIn(cmd)
 			f.IO.SetQuiet(f.Flags.Quiet)
 			if err := checkLogSettings(f); err != nil {
 				return err
 			}
-			switch f.Flags.NonInteractive {
-			case "", "deny", "fail":
-			default:
-				return fault.New(fault.Usage, "--non-interactive=%s: want deny or fail", f.Flags.NonInteractive)
+			if v := f.Flags.NonInteractive; v != "" && !slices.Contains(nonInteractiveModes, v) {
+				return fault.New(fault.Usage, "--non-interactive=%s: want deny or fail", v)
 			}
-			switch f.Flags.Approve {
-			case "", "auto", "prompt", "deny":
-			default:
-				return fault.New(fault.Usage, "--approve=%s: want auto, prompt or deny", f.Flags.Approve)
+			if v := f.Flags.Approve; v != "" && !slices.Contains(approveModes, v) {
+				return fault.New(fault.Usage, "--approve=%s: want auto, prompt or deny", v)
 			}
 			f.IO.SetNeverPrompt(f.Flags.NonInteractive != "" || f.Getenv("CI") != "")
 			// Cobra checks flag groups (--replay with --record) after this hook, with
@@ -69,6 +76,7 @@ call: a YAML state file per run and an append-only audit log.`,
 	})
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.Flags.StateDir, "state-dir", "", "directory of run state files (default .awf/runs, env AWF_STATE_DIR)")
+	pf.StringVar(&f.Flags.AwfDir, "awf-dir", "", "the project's awf `DIR` (default: the nearest .awf/ upwards, env AWF_DIR)")
 	pf.StringVar(&f.Flags.LogLevel, "log-level", "", "log level: debug, info, warn, error (default warn)")
 	pf.StringVar(&f.Flags.LogFormat, "log-format", "", "log format: text or json")
 	pf.StringVar(&f.Flags.LogFile, "log-file", "", "write logs to `FILE` instead of stderr")
@@ -79,24 +87,107 @@ call: a YAML state file per run and an append-only audit log.`,
 	pf.StringVar(&f.Flags.Approve, "approve", "", "override every tool's approval mode: auto, prompt or deny (a deny in the workflow stays)")
 	pf.BoolVarP(&f.Flags.Yes, "yes", "y", false, "approve calls that would prompt (a deny in the workflow stays)")
 
-	root.AddCommand(
-		run.NewCmdRun(f, nil),
-		validate.NewCmdValidate(f, nil),
-		list.NewCmdList(f, nil),
-		status.NewCmdStatus(f, nil),
-		history.NewCmdHistory(f, nil),
-		resume.NewCmdResume(f, nil),
-		scaffold.NewCmdInit(f, nil),
-		audit.NewCmdAudit(f, nil),
-		mcpcmd.NewCmdMCP(f, nil),
-		doctor.NewCmdDoctor(f, nil),
-		tools.NewCmdTools(f, nil),
-	)
+	completeGlobalFlags(root)
+
+	root.AddCommand(commandsFor(root, f, args)...)
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
+	completeNoFiles(root)
 	refuseUnknownTopics(root)
 	refuseUnknownSubcommands(root)
 	return root
+}
+
+// commands are awf's top-level commands by name, each built only when a run needs it.
+var commands = []struct {
+	name  string // the command's Name(), checked by TestCommandNames
+	build func(*cmdutil.Factory) *cobra.Command
+}{
+	{"run", func(f *cmdutil.Factory) *cobra.Command { return run.NewCmdRun(f, nil) }},
+	{"validate", func(f *cmdutil.Factory) *cobra.Command { return validate.NewCmdValidate(f, nil) }},
+	{"list", func(f *cmdutil.Factory) *cobra.Command { return list.NewCmdList(f, nil) }},
+	{"status", func(f *cmdutil.Factory) *cobra.Command { return status.NewCmdStatus(f, nil) }},
+	{"history", func(f *cmdutil.Factory) *cobra.Command { return history.NewCmdHistory(f, nil) }},
+	{"resume", func(f *cmdutil.Factory) *cobra.Command { return resume.NewCmdResume(f, nil) }},
+	{"init", func(f *cmdutil.Factory) *cobra.Command { return scaffold.NewCmdInit(f, nil) }},
+	{"audit", func(f *cmdutil.Factory) *cobra.Command { return audit.NewCmdAudit(f, nil) }},
+	{"mcp", func(f *cmdutil.Factory) *cobra.Command { return mcpcmd.NewCmdMCP(f, nil) }},
+	{"doctor", func(f *cmdutil.Factory) *cobra.Command { return doctor.NewCmdDoctor(f, nil) }},
+	{"tools", func(f *cmdutil.Factory) *cobra.Command { return tools.NewCmdTools(f, nil) }},
+	{"ui", func(f *cmdutil.Factory) *cobra.Command { return ui.NewCmdUI(f, nil) }},
+	{"worker", engine.NewCmdWorker},
+	{"approve", engine.NewCmdApprove},
+	{"deny", engine.NewCmdDeny},
+}
+
+// commandsFor builds the top-level commands running args needs: the one args name, none when
+// args only ask for the version, every one otherwise (help lists them, completion and "did you
+// mean" search them). Building all of them, with their flags, was a tenth of the start-up
+// that every command pays. Which command args name is found as cobra finds it, with
+// placeholders; a name that is no command's (an alias, help, __complete) gets every command.
+func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) []*cobra.Command {
+	if args != nil {
+		placeholders := make([]*cobra.Command, len(commands))
+		for i, c := range commands {
+			placeholders[i] = &cobra.Command{Use: c.name}
+		}
+		root.AddCommand(placeholders...)
+		found, _, err := root.Find(args)
+		root.RemoveCommand(placeholders...)
+		if i := slices.Index(placeholders, found); err == nil && i >= 0 {
+			return []*cobra.Command{commands[i].build(f)}
+		}
+		if found == root && versionOnly(args) {
+			return nil
+		}
+	}
+	all := make([]*cobra.Command, len(commands))
+	for i, c := range commands {
+		all[i] = c.build(f)
+	}
+	return all
+}
+
+// versionOnly reports whether args, which name no command, ask for the version and not for
+// help: cobra prints the version and stops, so the root command is all that is needed.
+func versionOnly(args []string) bool {
+	version, help := false, false
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		version = version || a == "--version" || a == "-v"
+		help = help || a == "--help" || a == "-h"
+	}
+	return version && !help
+}
+
+// completeGlobalFlags completes the values of the global flags that take one of a few words,
+// and directories or files for the others.
+func completeGlobalFlags(root *cobra.Command) {
+	for name, complete := range map[string]cobra.CompletionFunc{
+		"log-level":       cmdutil.CompleteValues(logLevels...),
+		"log-format":      cmdutil.CompleteValues(logFormats...),
+		"non-interactive": cmdutil.CompleteValues(nonInteractiveModes...),
+		"approve":         cmdutil.CompleteValues(approveModes...),
+		"state-dir":       cmdutil.CompleteDirs,
+		"awf-dir":         cmdutil.CompleteDirs,
+	} {
+		_ = root.RegisterFlagCompletionFunc(name, complete) // fails only for a flag that does not exist
+	}
+}
+
+// completeNoFiles makes the shell offer no file names after a command that takes no arguments
+// (its Use is one word: awf list, awf ui) and says nothing of its own completion: cobra's
+// default is the shell's file completion. Commands that take arguments complete them
+// themselves (cmdutil.CompleteRunIDs, CompleteWorkflows, ...).
+func completeNoFiles(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		completeNoFiles(sub)
+	}
+	if c.ValidArgsFunction == nil && c.Runnable() && len(strings.Fields(c.Use)) == 1 {
+		c.ValidArgsFunction = cobra.NoFileCompletions
+	}
 }
 
 // refuseUnknownSubcommands makes every command that only groups others (awf itself, awf

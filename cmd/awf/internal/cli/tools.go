@@ -15,7 +15,6 @@ import (
 	"github.com/awf-dev/awf/internal/domain/workflow"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
-	"github.com/awf-dev/awf/internal/infrastructure/process"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
 )
 
@@ -66,9 +65,13 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
+	var asker ports.Approver = w.approver()
+	if f.Approver != nil {
+		asker = f.Approver()
+	}
 	flow, err := approval.New(approval.Config{
 		Policy: wf.Approval, Tools: wf.Tools, Override: f.Flags.Approve, Yes: f.Flags.Yes,
-		NonInteractive: f.Flags.NonInteractive, Approver: w.approver(), Eval: f.Templater(),
+		NonInteractive: f.Flags.NonInteractive, Approver: asker, Eval: f.Templater(),
 	})
 	if err != nil {
 		return nil, err
@@ -111,7 +114,11 @@ func (w *toolWiring) load(reg *registry.Registry, wf *workflow.Workflow, workDir
 	if err != nil {
 		return nil, err
 	}
-	sources := []ports.ToolSource{builtins, workflowTools, manifest.Project("."), manifest.User(f.Getenv),
+	project, err := cmdutil.ProjectTools(f, workDir)
+	if err != nil {
+		return nil, err
+	}
+	sources := []ports.ToolSource{builtins, workflowTools, project, manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)}}
 	if mcpTools != nil {
 		sources = append(sources, mcpTools)
@@ -127,14 +134,7 @@ func (w *toolWiring) pins(wf *workflow.Workflow, workDir string) (map[string]too
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := registry.New(registry.Config{
-		Validator: schema.New(), Clock: ports.ClockFunc(nowFunc), Context: tool.Context{WorkDir: workDir},
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	// Nothing runs: the process runner only completes the tools' configuration.
-	warnings, err := w.load(reg, wf, workDir, process.New(process.Config{}), mcpTools)
+	reg, warnings, err := w.registry(wf, workDir, schema.New(), mcpTools)
 	if err != nil {
 		return nil, warnings, err
 	}

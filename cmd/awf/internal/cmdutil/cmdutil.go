@@ -48,6 +48,7 @@ func (f Format) JSON() bool { return f == FormatJSON }
 // AddOutputFlag adds --output/-o text|json.
 func AddOutputFlag(cmd *cobra.Command, f *Format) {
 	cmd.Flags().VarP(f, "output", "o", "output format: text or json")
+	_ = cmd.RegisterFlagCompletionFunc("output", CompleteValues(string(FormatText), string(FormatJSON)))
 }
 
 // WriteJSON writes v as one indented JSON object followed by a newline.

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 )
 
 // WorkflowDirs are where `awf list` looks for workflows, and where `awf run NAME` finds the
@@ -55,4 +57,22 @@ func ResolveWorkflow(l ports.WorkflowLoader, arg string) string {
 		}
 	}
 	return arg
+}
+
+// ProjectTools is the source of the project's tools: those under the project's awf directory
+// (config.FindProject), so that a run in a subdirectory sees the tools of the project root;
+// under workDir/.awf when the configuration names no project (factories built in tests).
+func ProjectTools(f *Factory, workDir string) (manifest.Dir, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return manifest.Dir{}, err
+	}
+	if cfg.Project.Dir == "" {
+		return manifest.Project(workDir), nil
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return manifest.Dir{}, err
+	}
+	return manifest.Dir{Root: cfg.Project.Path(cwd), At: tool.LevelProject}, nil
 }

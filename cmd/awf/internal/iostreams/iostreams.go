@@ -24,7 +24,7 @@ type IOStreams struct {
 	ErrOut io.Writer
 
 	inTTY, outTTY, errTTY bool
-	noColor               bool
+	color                 Color
 	quiet                 bool
 	neverPrompt           bool
 
@@ -37,22 +37,57 @@ type IOStreams struct {
 // and WriteErrors reports it. Call SurviveClosedPipes too, or the first such write kills the
 // process.
 func System() *IOStreams {
-	_, noColor := os.LookupEnv("NO_COLOR")
 	return &IOStreams{
-		In:      os.Stdin,
-		Out:     &dropWriter{w: os.Stdout, name: "stdout"},
-		ErrOut:  &dropWriter{w: os.Stderr, name: "stderr"},
-		inTTY:   term.IsTerminal(int(os.Stdin.Fd())),
-		outTTY:  term.IsTerminal(int(os.Stdout.Fd())),
-		errTTY:  term.IsTerminal(int(os.Stderr.Fd())),
-		noColor: noColor || os.Getenv("TERM") == "dumb",
+		In:     os.Stdin,
+		Out:    &dropWriter{w: os.Stdout, name: "stdout"},
+		ErrOut: &dropWriter{w: os.Stderr, name: "stderr"},
+		inTTY:  term.IsTerminal(int(os.Stdin.Fd())),
+		outTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		errTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		color:  ColorFromEnv(os.Getenv),
 	}
+}
+
+// Color is what the environment says about colour; a terminal decides what it leaves open.
+type Color int
+
+// Colour settings.
+const (
+	ColorAuto   Color = iota // colour on a terminal only
+	ColorNever               // never colour
+	ColorAlways              // colour even when stderr is no terminal (a CI log that shows it)
+)
+
+// ColorFromEnv reads the colour variables, the first that is set (non-empty) deciding:
+//
+//  1. NO_COLOR (any non-empty value): never (no-color.org), whatever else is set;
+//  2. FORCE_COLOR: always, or never when it is 0 or false;
+//  3. CLICOLOR_FORCE (any value but 0): always;
+//  4. CLICOLOR=0, or TERM=dumb: never;
+//  5. else colour on a terminal only.
+func ColorFromEnv(getenv func(string) string) Color {
+	if getenv("NO_COLOR") != "" {
+		return ColorNever
+	}
+	if v := getenv("FORCE_COLOR"); v != "" {
+		if v == "0" || strings.EqualFold(v, "false") {
+			return ColorNever
+		}
+		return ColorAlways
+	}
+	if v := getenv("CLICOLOR_FORCE"); v != "" && v != "0" {
+		return ColorAlways
+	}
+	if getenv("CLICOLOR") == "0" || getenv("TERM") == "dumb" {
+		return ColorNever
+	}
+	return ColorAuto
 }
 
 // Test returns streams backed by buffers, none a terminal until a Set*TTY call says so.
 func Test() (ios *IOStreams, in *bytes.Buffer, out *bytes.Buffer, errOut *bytes.Buffer) {
 	in, out, errOut = &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: in, Out: out, ErrOut: errOut, noColor: true}, in, out, errOut
+	return &IOStreams{In: in, Out: out, ErrOut: errOut, color: ColorNever}, in, out, errOut
 }
 
 // SetStdinTTY fakes (or clears) a terminal on standard input, for tests.
@@ -79,9 +114,11 @@ func (s *IOStreams) IsStderrTTY() bool { return s.errTTY }
 // Quiet reports whether progress output is off.
 func (s *IOStreams) Quiet() bool { return s.quiet }
 
-// ColorEnabled reports whether people's output may use colour: a terminal stderr and no
-// NO_COLOR.
-func (s *IOStreams) ColorEnabled() bool { return s.errTTY && !s.noColor }
+// ColorEnabled reports whether people's output may use colour: as ColorFromEnv says, on a
+// terminal stderr unless forced.
+func (s *IOStreams) ColorEnabled() bool {
+	return s.color == ColorAlways || s.color == ColorAuto && s.errTTY
+}
 
 // ShowProgress reports whether live progress fits: a terminal stderr and not quiet.
 func (s *IOStreams) ShowProgress() bool { return s.errTTY && !s.quiet }

@@ -73,3 +73,37 @@ func TestDropWriterDropsAfterFailure(t *testing.T) {
 		t.Errorf("WriteErrors without a failure = %v", err)
 	}
 }
+
+// NO_COLOR wins over everything, FORCE_COLOR over CLICOLOR_FORCE, and either forces colour
+// without a terminal; FORCE_COLOR=0 and CLICOLOR=0 turn it off.
+func TestColorFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want Color
+	}{
+		{nil, ColorAuto},
+		{map[string]string{"NO_COLOR": "1", "FORCE_COLOR": "1", "CLICOLOR_FORCE": "1"}, ColorNever},
+		{map[string]string{"NO_COLOR": "", "FORCE_COLOR": "1"}, ColorAlways},
+		{map[string]string{"FORCE_COLOR": "3", "TERM": "dumb"}, ColorAlways},
+		{map[string]string{"FORCE_COLOR": "0", "CLICOLOR_FORCE": "1"}, ColorNever},
+		{map[string]string{"FORCE_COLOR": "false"}, ColorNever},
+		{map[string]string{"CLICOLOR_FORCE": "1", "CLICOLOR": "0"}, ColorAlways},
+		{map[string]string{"CLICOLOR_FORCE": "0"}, ColorAuto},
+		{map[string]string{"CLICOLOR": "0"}, ColorNever},
+		{map[string]string{"TERM": "dumb"}, ColorNever},
+	} {
+		if got := ColorFromEnv(func(k string) string { return tc.env[k] }); got != tc.want {
+			t.Errorf("ColorFromEnv(%v) = %d, want %d", tc.env, got, tc.want)
+		}
+	}
+	ios, _, _, _ := Test()
+	ios.color = ColorAlways
+	if !ios.ColorEnabled() {
+		t.Error("forced colour is off without a terminal")
+	}
+	ios.SetStderrTTY(true)
+	ios.color = ColorNever
+	if ios.ColorEnabled() {
+		t.Error("NO_COLOR colour is on at a terminal")
+	}
+}

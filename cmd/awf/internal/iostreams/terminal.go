@@ -7,11 +7,10 @@ import "os"
 // serve` over stdio, so that approval prompts still reach the person. neverPrompt forbids
 // prompts as SetNeverPrompt does (--non-interactive, CI). The caller closes tty.
 func Terminal(tty *os.File, neverPrompt bool) *IOStreams {
-	_, noColor := os.LookupEnv("NO_COLOR")
 	return &IOStreams{
 		In: tty, Out: tty, ErrOut: tty,
 		inTTY: true, outTTY: true, errTTY: true,
-		noColor:     noColor || os.Getenv("TERM") == "dumb",
+		color:       ColorFromEnv(os.Getenv),
 		neverPrompt: neverPrompt,
 	}
 }

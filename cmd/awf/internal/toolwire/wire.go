@@ -18,13 +18,14 @@ import (
 )
 
 // Processes returns the runner of tool processes: the sandboxed helper (host allowlists
-// through the filtering proxy), or a container when the policy says backend: container. The
-// returned function stops the proxies and the container client.
+// through the filtering proxy; the helper of the next call started ahead), or a container
+// when the policy says backend: container. The returned function stops the proxies, the
+// helper started ahead and the container client.
 func Processes(workDir string, log *slog.Logger) (ports.ProcessRunner, func()) {
 	proxies := &netproxy.Pool{}
-	procs := &container.Selector{Process: process.New(process.Config{Proxy: proxies.Port}),
-		Container: container.Config{WorkDir: workDir, Log: log}}
-	return procs, func() { procs.Close(); proxies.Close() }
+	helpers := process.New(process.Config{Proxy: proxies.Port, Warm: true})
+	procs := &container.Selector{Process: helpers, Container: container.Config{WorkDir: workDir, Log: log}}
+	return procs, func() { procs.Close(); helpers.Close(); proxies.Close() }
 }
 
 // Sources returns the built-in tools for a run of wf (templates of its policy already

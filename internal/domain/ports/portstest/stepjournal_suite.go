@@ -20,9 +20,9 @@ type JournalStore interface {
 
 // StepJournalSuite checks that a [ports.StepJournal] keeps the port's contract: after every
 // AppendStep, Load returns the run with the step's changes (tool calls in flight and with
-// results, conversation messages appended and compacted, counters, large outputs), whether or
-// not the run was saved before and whatever Saves come between; changes to the run's head are
-// saved too; a step the run does not have is an error; appends to two steps of one run from
+// results, conversation messages appended and compacted, counters, large outputs, steps
+// added), whether or not the run was saved before and whatever Saves come between; changes to
+// the run's head are saved too; a step the run does not have is an error; appends to two steps of one run from
 // two goroutines are safe. Changes are made as the agent loop makes them: results and other
 // records are replaced, never changed in place. newStore must return an empty store.
 func StepJournalSuite(t *testing.T, newStore func(t *testing.T) JournalStore) {
@@ -35,6 +35,7 @@ func StepJournalSuite(t *testing.T, newStore func(t *testing.T) JournalStore) {
 		{"AppendBeforeSave", testJournalBeforeSave},
 		{"SavesBetween", testJournalSavesBetween},
 		{"HeadChanges", testJournalHeadChanges},
+		{"StepsAdded", testJournalStepsAdded},
 		{"UnknownStep", testJournalUnknownStep},
 		{"InvalidID", testJournalInvalidID},
 		{"ConcurrentSteps", testJournalConcurrentSteps},
@@ -213,6 +214,44 @@ func testJournalHeadChanges(t *testing.T, s JournalStore) {
 	appendAndLoad(t, s, run, "work", "inputs changed")
 	run.Step("added").Status = state.Pending
 	appendAndLoad(t, s, run, "work", "a step added")
+}
+
+// testJournalStepsAdded adds steps as the runner does, each saved by AppendStep when it
+// starts (a new step, at the end of the order) and when it ends; enough of them, with enough
+// output, for a journal to outgrow its state file several times; then the run ends.
+func testJournalStepsAdded(t *testing.T, s JournalStore) {
+	ctx := t.Context()
+	run := journalRun("run-steps")
+	if err := s.Save(ctx, run); err != nil {
+		t.Fatalf("Save: %v", err)
+	}
+	const steps = 400
+	for i := range steps {
+		name := fmt.Sprintf("step-%03d", i)
+		st := run.Step(name)
+		st.Status, st.StartedAt = state.Running, at(time.Duration(i)*time.Second)
+		run.UpdatedAt = *st.StartedAt
+		if err := s.AppendStep(ctx, run, name); err != nil {
+			t.Fatalf("AppendStep(%q) at its start: %v", name, err)
+		}
+		exit := i % 3
+		st.Status, st.FinishedAt, st.ExitCode = state.Completed, at(time.Duration(i)*time.Second+time.Millisecond), &exit
+		st.Output = strings.Repeat(fmt.Sprintf("line of step %d\n", i), i%20)
+		run.UpdatedAt = *st.FinishedAt
+		if err := s.AppendStep(ctx, run, name); err != nil {
+			t.Fatalf("AppendStep(%q) at its end: %v", name, err)
+		}
+		if i%97 == 0 {
+			loadsRun(t, s, run, fmt.Sprintf("after step %d", i))
+		}
+	}
+	loadsRun(t, s, run, fmt.Sprintf("after %d steps", steps))
+	end := suiteTime.Add(time.Hour)
+	run.Status, run.FinishedAt = state.Completed, &end
+	if err := s.Save(ctx, run); err != nil {
+		t.Fatalf("Save at the end: %v", err)
+	}
+	loadsRun(t, s, run, "at the end")
 }
 
 func testJournalUnknownStep(t *testing.T, s JournalStore) {

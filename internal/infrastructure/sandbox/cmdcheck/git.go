@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 var gitGlobal = optSpec{
@@ -140,7 +141,7 @@ func checkGit(z *analyzer, args []arg, c callCtx) error {
 var (
 	gitRemoteCommands = map[string]bool{"clone": true, "fetch": true, "pull": true, "push": true, "ls-remote": true,
 		"remote": true, "archive": true, "submodule": true, "fetch-pack": true, "send-pack": true}
-	remoteHelper = regexp.MustCompile(`^(--[a-z-]+=)?[A-Za-z][A-Za-z0-9+.-]*::`)
+	remoteHelper = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(--[a-z-]+=)?[A-Za-z][A-Za-z0-9+.-]*::`) })
 )
 
 // gitExecOptions are subcommand options whose value is a command line.
@@ -179,7 +180,7 @@ func (z *analyzer) gitSubcommand(sub string, args []arg, c callCtx) error {
 		if !attached && len(name) > 2 && name[0] == '-' && name[1] != '-' && slices.Contains(opts, name[:2]) {
 			name, value, attached = name[:2], name[2:], true // -Oless
 		}
-		if gitRemoteCommands[sub] && remoteHelper.MatchString(a.s) {
+		if gitRemoteCommands[sub] && remoteHelper().MatchString(a.s) {
 			// A remote helper transport (ext::sh -c ..., fd::): git runs the helper or command.
 			return z.strict(refuse("git", RuleRunsOthers, "git transport %q runs a remote helper or command", name))
 		}

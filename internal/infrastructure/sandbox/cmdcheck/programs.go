@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -17,13 +18,15 @@ type program struct {
 	check       func(z *analyzer, args []arg, c callCtx) error
 }
 
-var loaderName = regexp.MustCompile(`^ld(-linux|-musl|64)?[-.a-z0-9_]*\.so(\.[0-9]+)*$`)
+var loaderName = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at every start
+	return regexp.MustCompile(`^ld(-linux|-musl|64)?[-.a-z0-9_]*\.so(\.[0-9]+)*$`)
+})
 
 // programKey is the name programs are known by: the base name, or "ld.so" for any dynamic
 // loader (ld-linux-x86-64.so.2 /usr/bin/curl runs curl).
 func programKey(name string) string {
 	base := filepath.Base(name)
-	if loaderName.MatchString(base) {
+	if loaderName().MatchString(base) {
 		return "ld.so"
 	}
 	return base
@@ -533,7 +536,9 @@ func checkIP(z *analyzer, args []arg, c callCtx) error {
 	return nil
 }
 
-var awkExec = regexp.MustCompile(`\bsystem\s*\(|\|\s*(getline|&)|\b(print|printf)\b[^;{}\n]*\|`)
+var awkExec = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\bsystem\s*\(|\|\s*(getline|&)|\b(print|printf)\b[^;{}\n]*\|`)
+})
 
 // checkAwk refuses awk programs that run commands (system(), pipes) or come from files.
 func checkAwk(z *analyzer, args []arg, c callCtx) error {
@@ -568,7 +573,7 @@ func checkAwk(z *analyzer, args []arg, c callCtx) error {
 			i = len(args)
 		}
 	}
-	if awkExec.MatchString(program) {
+	if awkExec().MatchString(program) {
 		return z.strict(refuse("awk", RuleAwk, "the awk program runs commands (system() or a pipe)"))
 	}
 	return nil

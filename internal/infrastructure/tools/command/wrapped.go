@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -87,7 +88,7 @@ func NewWrapped(spec tool.WrapSpec, cfg Config) (*Wrapped, error) {
 	return &Wrapped{spec: spec, words: words, params: params, schema: tool.ObjectSchema(spec.Params), cfg: cfg}, nil
 }
 
-var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_-]*)\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_-]*)\}`) })
 
 // parseCommand splits a command template into words of literal text and placeholders.
 func parseCommand(cmd string, params map[string]tool.Param) ([][]segment, error) {
@@ -148,7 +149,7 @@ func parseWord(w *syntax.Word, params map[string]tool.Param) ([]segment, error) 
 	}
 	var segs []segment
 	last := 0
-	for _, m := range placeholder.FindAllStringSubmatchIndex(lit, -1) {
+	for _, m := range placeholder().FindAllStringSubmatchIndex(lit, -1) {
 		name := lit[m[2]:m[3]]
 		p, ok := params[name]
 		if !ok {

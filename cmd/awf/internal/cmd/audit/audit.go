@@ -31,12 +31,18 @@ type Options struct {
 	Path func() (string, error)
 	Now  func() time.Time
 
+	Query
+	Output cmdutil.Format
+}
+
+// Query is what `awf audit` selects records by, as its flags give it (and the audit page of
+// awf ui its form): empty fields select everything.
+type Query struct {
 	RunID    string
 	Tool     string
 	Decision string
 	Outcome  string
 	Since    string
-	Output   cmdutil.Format
 }
 
 var (
@@ -66,7 +72,7 @@ With --output json, each record is printed as one JSON object per line (JSON Lin
   awf audit --tool shell --since 2h --output json`,
 		Args: cmdutil.MaxArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := check(opts); err != nil {
+			if _, err := opts.Filter(time.Time{}); err != nil {
 				return err
 			}
 			if runF == nil {
@@ -82,29 +88,32 @@ With --output json, each record is printed as one JSON object per line (JSON Lin
 	fl.StringVar(&opts.Outcome, "outcome", "", "only calls with this outcome: ok, error, denied, timeout, unknown (cut off by a crash), started (not ended)")
 	fl.StringVar(&opts.Since, "since", "", "only calls in the last `DURATION` (90s, 15m, 2h, 7d)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	_ = cmd.RegisterFlagCompletionFunc("run", cmdutil.CompleteRunIDs(f))
+	_ = cmd.RegisterFlagCompletionFunc("tool", cmdutil.CompleteTools(f))
+	_ = cmd.RegisterFlagCompletionFunc("decision", cmdutil.CompleteValues(decisions...))
+	_ = cmd.RegisterFlagCompletionFunc("outcome", cmdutil.CompleteValues(outcomes...))
+	_ = cmd.RegisterFlagCompletionFunc("since", cobra.NoFileCompletions)
 	return cmd
 }
 
-func check(opts *Options) error {
-	if opts.Decision != "" && !contains(decisions, opts.Decision) {
-		return fault.New(fault.Usage, "--decision %q: want allow or deny", opts.Decision)
+// Filter checks q and returns the audit log filter it stands for at time now (Since counts back
+// from now). A value awf audit does not know is a fault.Usage error naming its flag.
+func (q Query) Filter(now time.Time) (auditlog.Filter, error) {
+	if q.Decision != "" && !slices.Contains(decisions, q.Decision) {
+		return auditlog.Filter{}, fault.New(fault.Usage, "--decision %q: want allow or deny", q.Decision)
 	}
-	if opts.Outcome != "" && !contains(outcomes, opts.Outcome) {
-		return fault.New(fault.Usage, "--outcome %q: want one of %s", opts.Outcome, strings.Join(outcomes, ", "))
+	if q.Outcome != "" && !slices.Contains(outcomes, q.Outcome) {
+		return auditlog.Filter{}, fault.New(fault.Usage, "--outcome %q: want one of %s", q.Outcome, strings.Join(outcomes, ", "))
 	}
-	if _, err := parseSince(opts.Since); err != nil {
-		return err
+	since, err := parseSince(q.Since)
+	if err != nil {
+		return auditlog.Filter{}, err
 	}
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+	f := auditlog.Filter{RunID: q.RunID, Tool: q.Tool, Decision: q.Decision, Outcome: q.Outcome}
+	if since > 0 {
+		f.Since = now.Add(-since)
 	}
-	return false
+	return f, nil
 }
 
 // parseSince reads a duration, also in days ("7d").
@@ -130,9 +139,9 @@ func runAudit(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	filter := auditlog.Filter{RunID: opts.RunID, Tool: opts.Tool, Decision: opts.Decision, Outcome: opts.Outcome}
-	if d, _ := parseSince(opts.Since); d > 0 {
-		filter.Since = opts.Now().Add(-d)
+	filter, err := opts.Filter(opts.Now())
+	if err != nil {
+		return err
 	}
 	recs, stats, err := auditlog.ReadFile(path, filter)
 	if err != nil {
@@ -194,13 +203,13 @@ func WriteTable(w io.Writer, recs []ports.AuditRecord) error {
 	for _, r := range recs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			r.Time.Local().Format("2006-01-02 15:04:05"), render.Line(short(r.RunID, 8)), cell(r.Step, 24), cell(r.Tool, 24),
-			render.Line(decision(r)), render.Line(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond, cell(what(r), 72))
+			render.Line(Decision(r)), render.Line(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond, cell(What(r), 72))
 	}
 	return tw.Flush()
 }
 
-// decision says who decided: "allow (auto)", "deny (policy)".
-func decision(r ports.AuditRecord) string {
+// Decision says who decided a call of record r: "allow (auto)", "deny (policy)".
+func Decision(r ports.AuditRecord) string {
 	switch {
 	case r.Sandbox != nil && r.Sandbox.Decision == ports.DecisionDeny:
 		return "deny (policy)"
@@ -212,9 +221,9 @@ func decision(r ports.AuditRecord) string {
 	return "allow"
 }
 
-// what is what the call attempted: its summary, else its arguments (masked, as logged). A
-// refused call is shown by what it asked for, not by the refusal's text.
-func what(r ports.AuditRecord) string {
+// What is what the call of record r attempted: its summary, else its arguments (masked, as
+// logged). A refused call is shown by what it asked for, not by the refusal's text.
+func What(r ports.AuditRecord) string {
 	if r.Meta != "" {
 		return r.Meta
 	}

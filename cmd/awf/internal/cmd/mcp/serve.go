@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/localhttp"
 	awfmcp "github.com/awf-dev/awf/internal/infrastructure/mcp"
 )
 
@@ -98,6 +97,9 @@ panics is an error result, and the server goes on serving.`,
 	fl.StringVar(&opts.InputFile, "input-file", "", "YAML `FILE` mapping input names to values")
 	fl.StringVar(&opts.RunID, "run-id", "", "record calls under the run `ID` (set when an awf run starts the server for an agent CLI)")
 	fl.StringVar(&opts.Step, "step", "", "record calls under the step `NAME` (with --run-id)")
+	_ = cmd.RegisterFlagCompletionFunc("workflow", cmdutil.CompleteYAMLFiles)
+	_ = cmd.RegisterFlagCompletionFunc("tools", cmdutil.CommaList(cmdutil.CompleteTools(f)))
+	_ = cmd.RegisterFlagCompletionFunc("input-file", cmdutil.CompleteYAMLFiles)
 	fl.StringVar(&opts.CallsFile, "calls-file", "", "append each call, as the state file records it, to `FILE` (JSON Lines, 0600)")
 	return cmd
 }
@@ -277,24 +279,13 @@ func serveHTTP(ctx context.Context, opts *ServeOptions, srv *awfmcp.Server, n in
 	if err != nil {
 		return fault.Wrap(fault.Usage, fmt.Errorf("--http %s: %w", opts.HTTP, err))
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
 	note(opts.IO, "awf mcp: serving %d tools at %s (audit log %s)\n", n, awfmcp.URL(ln.Addr()), auditPath)
 	if opts.Listening != nil {
 		opts.Listening(ln.Addr())
 	}
-	select {
-	case err := <-done:
+	if err := localhttp.Serve(ctx, ln, srv.Handler()); err != nil {
 		return fault.Wrap(fault.System, fmt.Errorf("mcp serve: %w", err))
-	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil {
-		hs.Close()
-	}
-	<-done
 	return nil
 }
 

@@ -165,9 +165,13 @@ func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req Toolse
 	if err != nil {
 		return nil, err
 	}
+	project, err := cmdutil.ProjectTools(f, req.WorkDir)
+	if err != nil {
+		return nil, err
+	}
 	return []ports.ToolSource{
 		builtins,
-		manifest.Project(req.WorkDir),
+		project,
 		manifest.User(f.Getenv),
 		manifest.Installed{Dir: manifest.DefaultInstallDir(f.Getenv)},
 		workflowTools,

@@ -47,7 +47,8 @@ files (the workflow, the workflows it calls, the tool definitions it can reach) 
 it started is refused with the list of changed files; --force resumes it anyway, and the run
 records that it was forced. A run whose journal is damaged does not load; --from-last-valid
 resumes it from the last journal line that can be read, and records what was left out.`,
-		Args: cmdutil.ExactArgs(1, "need a run id: awf resume RUN_ID (see awf history)"),
+		Args:              cmdutil.ExactArgs(1, "need a run id: awf resume RUN_ID (see awf history)"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteRunIDs(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			if runF == nil {

@@ -33,6 +33,12 @@ type Options struct {
 	DryRun    bool
 	Output    cmdutil.Format
 	Model     ModelFlags
+	// Engine is --engine: local, temporal, or "" for the configured one (engine:, AWF_ENGINE).
+	Engine string
+	// Server, SharedWorkspace and Detach are the temporal engine's flags.
+	Server          cmdutil.Server
+	SharedWorkspace bool
+	Detach          bool
 }
 
 // ModelFlags choose the model of agent steps from the command line.
@@ -69,9 +75,10 @@ func NewCmdRun(f *cmdutil.Factory, runF func(context.Context, *Options) error) *
 elsewhere. Progress goes to stderr; the workflow's output (or, with --output json, one JSON
 object with run_id, status, state_file and output) goes to stdout.`,
 		Example: `  awf run workflows/hello.yaml --input name=world
-  awf run autonomous-coding.yaml --input feature="add a --verbose flag" --output json
-  awf run deploy.yaml --dry-run`,
-		Args: cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
+  awf run hello --input name=world --output json
+  awf run autonomous-coding --input feature="add a --verbose flag" --dry-run`,
+		Args:              cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteWorkflows(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = cmdutil.ResolveWorkflow(f.Loader(), args[0])
 			if runF == nil {
@@ -85,11 +92,26 @@ object with run_id, status, state_file and output) goes to stdout.`,
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan with every template that can be resolved; run nothing")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	AddModelFlags(cmd, &opts.Model)
+	_ = cmd.RegisterFlagCompletionFunc("input", completeInputs(f))
+	_ = cmd.RegisterFlagCompletionFunc("input-file", cmdutil.CompleteYAMLFiles)
+	_ = cmd.RegisterFlagCompletionFunc("provider", completeProviders(f))
+	cmd.Flags().StringVar(&opts.Engine, "engine", "", "run on `ENGINE`: local (this process) or temporal (workers of a Temporal server, see docs/distributed.md); default engine: in config, AWF_ENGINE, else local")
+	cmdutil.AddServerFlags(cmd, &opts.Server)
+	cmd.Flags().BoolVar(&opts.SharedWorkspace, "shared-workspace", false, "temporal engine: every worker sees the working directory (a shared file system), so another worker finishes a run whose worker was lost")
+	cmd.Flags().BoolVar(&opts.Detach, "detach", false, "temporal engine: print the run's id once it is submitted and return (awf status --engine temporal RUN_ID --wait waits for it)")
 	return cmd
 }
 
 func runRun(ctx context.Context, opts *Options) error {
 	f := opts.Factory
+	engine, err := cmdutil.EngineName(f, opts.Engine)
+	if err != nil {
+		return err
+	}
+	remote := f.Engines[engine]
+	if engine != cmdutil.EngineLocal && remote == nil && !opts.DryRun {
+		return cmdutil.Handoff(opts.IO, cmdutil.EngineProgram(engine), f.Args)
+	}
 	res, err := compile.File(f.Loader(), f.Templater(), opts.File)
 	if err != nil {
 		return err
@@ -117,6 +139,11 @@ func runRun(ctx context.Context, opts *Options) error {
 	workDir, err := os.Getwd()
 	if err != nil {
 		return fault.Wrap(fault.System, err)
+	}
+	if remote != nil {
+		return remote(ctx, cmdutil.EngineRun{Workflow: wf, Files: res.Files, Inputs: values, WorkDir: workDir,
+			Output: opts.Output, Runner: opts.Model.Options(nil, workDir),
+			Server: opts.Server, SharedWorkspace: opts.SharedWorkspace, Detach: opts.Detach})
 	}
 	var tools *cmdutil.Tools // a workflow of shell steps needs none: no registry, no audit log
 	if res.CallsTools {

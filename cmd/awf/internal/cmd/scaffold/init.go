@@ -28,9 +28,10 @@ type Options struct {
 func NewCmdInit(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "init [DIR]",
-		Short: "Create .awf/ with a config file and an example workflow",
-		Args:  cmdutil.MaxArgs(1),
+		Use:               "init [DIR]",
+		Short:             "Create .awf/ with a config file and an example workflow",
+		Args:              cmdutil.MaxArgs(1),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteDirs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = "."
 			if len(args) == 1 {

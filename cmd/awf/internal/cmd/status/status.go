@@ -25,15 +25,21 @@ type Options struct {
 	Factory *cmdutil.Factory
 	RunID   string
 	Output  cmdutil.Format
+	// Engine is --engine: a run of the temporal engine is shown by awf-temporal, with
+	// Server and Wait (--wait: until the run ends).
+	Engine string
+	Server cmdutil.Server
+	Wait   bool
 }
 
 // NewCmdStatus returns `awf status`.
 func NewCmdStatus(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IO, Factory: f}
 	cmd := &cobra.Command{
-		Use:   "status RUN_ID",
-		Short: "Show the state of a run",
-		Args:  cmdutil.ExactArgs(1, "need a run id: awf status RUN_ID (see awf history)"),
+		Use:               "status RUN_ID",
+		Short:             "Show the state of a run",
+		Args:              cmdutil.ExactArgs(1, "need a run id: awf status RUN_ID (see awf history)"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteRunIDs(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
 			if runF == nil {
@@ -42,11 +48,21 @@ func NewCmdStatus(f *cmdutil.Factory, runF func(context.Context, *Options) error
 			return runF(cmd.Context(), opts)
 		},
 	}
-	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	cmdutil.AddStateOutputFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&opts.Engine, "engine", "", "the run's `ENGINE`: local, or temporal to ask the Temporal server (with the calls waiting for approval); default engine: in config, AWF_ENGINE")
+	cmdutil.AddServerFlags(cmd, &opts.Server)
+	cmd.Flags().BoolVar(&opts.Wait, "wait", false, "temporal engine: wait until the run ends")
 	return cmd
 }
 
 func runStatus(ctx context.Context, opts *Options) error {
+	engine, err := cmdutil.EngineName(opts.Factory, opts.Engine)
+	if err != nil {
+		return err
+	}
+	if engine != cmdutil.EngineLocal {
+		return cmdutil.Handoff(opts.IO, cmdutil.EngineProgram(engine), opts.Factory.Args)
+	}
 	store, err := opts.Factory.Store()
 	if err != nil {
 		return err
@@ -61,6 +77,14 @@ func runStatus(ctx context.Context, opts *Options) error {
 	}
 	if cmdutil.Gone(store, run.ID, run.Status) {
 		run.Status, run.Error = state.Interrupted, cmdutil.ProcessGone
+	}
+	if opts.Output == cmdutil.FormatYAML {
+		b, err := cmdutil.ExportYAML(ctx, run)
+		if err != nil {
+			return err
+		}
+		_, err = opts.IO.Out.Write(b)
+		return err
 	}
 	v := View{RunState: run, StateFile: store.Path(run.ID)}
 	v.Parent, v.Children = related(ctx, store, run)

@@ -41,7 +41,8 @@ before it starts), 1 usage.`,
 		Example: `  awf tools check review.yaml
   awf tools check file-report
   awf tools check --output json`,
-		Args: cmdutil.MaxArgs(1),
+		Args:              cmdutil.MaxArgs(1),
+		ValidArgsFunction: cmdutil.FirstArgs(1, completeCheckTarget(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Target = args[0]
@@ -68,6 +69,16 @@ type Shortage struct {
 	Reason     string   `json:"reason"`
 	Installed  []string `json:"installed,omitempty"`
 	Install    string   `json:"install,omitempty"`
+	// Define, for a bare name no registry provides, says where to define it.
+	Define string `json:"define,omitempty"`
+}
+
+// define is Shortage.Define for a missing tool or dependency.
+func define(name string) string {
+	if registry.Installable(name) {
+		return ""
+	}
+	return registry.DefineHint(name)
 }
 
 // isWorkflowFile reports whether a check target names a workflow file rather than a tool.
@@ -106,14 +117,14 @@ func runCheck(_ context.Context, opts *CheckOptions) error {
 	}
 	for _, m := range missing {
 		res.Missing = append(res.Missing, Shortage{Tool: m.Tool, Dependency: m.Dependency, Reason: m.Reason,
-			Installed: m.Installed, Install: m.Install()})
+			Installed: m.Installed, Install: m.Install(), Define: define(m.Dependency)})
 	}
 	res.OK = len(res.Missing) == 0
 	if err := writeCheck(opts, res); err != nil {
 		return err
 	}
 	if !res.OK {
-		return fault.New(fault.Invalid, "%d missing: nothing is installed automatically; run the install command shown", len(res.Missing))
+		return fault.New(fault.Invalid, "%d missing: nothing is installed automatically; install or define what is shown", len(res.Missing))
 	}
 	return nil
 }
@@ -128,7 +139,7 @@ func checkTargets(reg *registry.Registry, wf *workflow.Workflow, target string, 
 		for _, n := range registry.WorkflowTools(wf) {
 			res.Checked = append(res.Checked, n)
 			if _, err := reg.Lookup(n); err != nil {
-				res.Missing = append(res.Missing, Shortage{Tool: n, Reason: err.Error(), Install: installHint(n)})
+				res.Missing = append(res.Missing, Shortage{Tool: n, Reason: err.Error(), Install: installHint(n), Define: define(n)})
 				continue
 			}
 			names = append(names, n)
@@ -148,7 +159,7 @@ func checkTargets(reg *registry.Registry, wf *workflow.Workflow, target string, 
 // installHint is the command that installs an unknown owner/name tool; "" for bare names,
 // which no registry provides.
 func installHint(name string) string {
-	if !strings.Contains(name, "/") {
+	if !registry.Installable(name) {
 		return ""
 	}
 	return "awf tools install --deps " + name
@@ -176,6 +187,21 @@ func writeCheck(opts *CheckOptions, res CheckResult) error {
 		if s.Install != "" {
 			fmt.Fprintf(w, "    install with: %s\n", s.Install)
 		}
+		if s.Define != "" {
+			fmt.Fprintf(w, "    %s\n", s.Define)
+		}
 	}
 	return nil
+}
+
+// completeCheckTarget completes the argument of `awf tools check`: a tool name or, when no tool
+// name starts with what was typed, a workflow file.
+func completeCheckTarget(f *cmdutil.Factory) cobra.CompletionFunc {
+	tools := cmdutil.CompleteTools(f)
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if out, directive := tools(cmd, args, toComplete); len(out) > 0 {
+			return out, directive
+		}
+		return cmdutil.CompleteYAMLFiles(cmd, args, toComplete)
+	}
 }

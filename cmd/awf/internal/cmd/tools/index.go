@@ -27,8 +27,9 @@ func newCmdIndex(f *cmdutil.Factory, runF RunFunc) *cobra.Command {
 		Long: `Scan a registry directory laid out as <owner>/<name>/<version>/ (each version a
 package with a config.yaml manifest and any files it ships) and write its index.json with the
 size and SHA-256 checksum of every file. Serve the directory as it is, or over HTTP(S).`,
-		Example: `  awf tools index ./registry`,
-		Args:    cmdutil.ExactArgs(1, "need a registry directory: awf tools index REGISTRY_DIR"),
+		Example:           `  awf tools index ./registry`,
+		Args:              cmdutil.ExactArgs(1, "need a registry directory: awf tools index REGISTRY_DIR"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteDirs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
 			return dispatch(cmd.Context(), runF, opts, runIndex)

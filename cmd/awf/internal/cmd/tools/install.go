@@ -57,6 +57,7 @@ The registry defaults to $` + RegistryEnv + `; the install directory to $XDG_DAT
 			}
 			return nil
 		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Refs = args
 			if opts.Registry == "" {
@@ -71,6 +72,7 @@ The registry defaults to $` + RegistryEnv + `; the install directory to $XDG_DAT
 	cmd.Flags().BoolVar(&opts.Deps, "deps", false, "also install what the tools depend on, recursively")
 	cmd.Flags().StringVar(&opts.Registry, "registry", "", "the registry: a `DIR` or an http(s):// URL (default $"+RegistryEnv+")")
 	cmd.Flags().StringVar(&opts.Dir, "dir", "", "install into `DIR` (default $XDG_DATA_HOME/awf/tools)")
+	_ = cmd.RegisterFlagCompletionFunc("dir", cmdutil.CompleteDirs)
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -85,16 +87,24 @@ type InstallResult struct {
 }
 
 func runInstall(ctx context.Context, opts *InstallOptions) error {
-	if opts.Registry == "" {
-		return fault.New(fault.Usage, "no registry: give --registry DIR|URL or set %s", RegistryEnv)
-	}
-	if opts.Dir == "" {
-		return fault.New(fault.Usage, "no install directory: give --dir, or set XDG_DATA_HOME or HOME")
-	}
 	res := InstallResult{Registry: opts.Registry, Dir: opts.Dir}
 	reqs, err := requests(opts, &res)
 	if err != nil {
 		return err
+	}
+	if len(reqs) == 0 {
+		// A local tool whose missing dependencies are all bare names: no registry can help.
+		if len(res.NotInstallable) > 0 {
+			return fault.New(fault.Invalid, "nothing to install: %s", strings.Join(res.NotInstallable, "; "))
+		}
+		return writeInstall(opts, res)
+	}
+	if opts.Registry == "" {
+		return fault.New(fault.Usage, "no registry to install %s from: give --registry DIR|URL (a directory or an http(s):// URL with an index.json, see docs/tools.md#sharing-tools-registries) or set %s",
+			requestList(reqs), RegistryEnv)
+	}
+	if opts.Dir == "" {
+		return fault.New(fault.Usage, "no install directory: give --dir, or set XDG_DATA_HOME or HOME")
 	}
 	repo, err := toolrepo.Open(opts.Registry, toolrepo.Options{})
 	if err != nil {
@@ -146,7 +156,7 @@ func localDeps(opts *InstallOptions, name string, res *InstallResult) ([]toolrep
 	var reqs []toolrepo.Request
 	for _, m := range missing {
 		if !strings.Contains(m.Dependency, "/") {
-			res.NotInstallable = append(res.NotInstallable, fmt.Sprintf("%s needs %s: %s", m.Tool, m.Dependency, m.Reason))
+			res.NotInstallable = append(res.NotInstallable, fmt.Sprintf("%s needs %s: %s; %s", m.Tool, m.Dependency, m.Reason, m.Fix()))
 			continue
 		}
 		q, err := toolrepo.ParseRequest(m.Dependency)
@@ -177,7 +187,16 @@ func writeInstall(opts *InstallOptions, res InstallResult) error {
 			u.Tool, u.Dependency, u.Tool)
 	}
 	for _, s := range res.NotInstallable {
-		fmt.Fprintf(opts.IO.ErrOut, "warning: %s (no registry provides bare names: define it in the project or user tools)\n", s)
+		fmt.Fprintf(opts.IO.ErrOut, "warning: %s\n", s)
 	}
 	return nil
+}
+
+// requestList names the tools an install would fetch, for messages.
+func requestList(reqs []toolrepo.Request) string {
+	names := make([]string, len(reqs))
+	for i, q := range reqs {
+		names[i] = q.String()
+	}
+	return strings.Join(names, ", ")
 }

@@ -47,7 +47,8 @@ Exit codes: 0 written, 1 usage, 2 invalid workflow or tool definitions, 3 an MCP
 start, 4 system error.`,
 		Example: `  awf tools lock --workflow review.yaml
   git diff review.yaml.lock`,
-		Args: cmdutil.MaxArgs(0),
+		Args:              cmdutil.MaxArgs(0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Workflow == "" {
 				return fault.New(fault.Usage, "need --workflow FILE: a lock file pins the tools of one workflow")

@@ -46,7 +46,8 @@ A malformed call sets "error" and no calls. The exit code is 0 whatever the text
 usage errors.`,
 		Example: `  awf tools parse --tools read_file,grep < reply.txt
   llm "list the files" | awf tools parse --schemas schemas.json`,
-		Args: cmdutil.MaxArgs(0),
+		Args:              cmdutil.MaxArgs(0),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Text = !format.JSON()
 			return dispatch(cmd.Context(), runF, opts, runParse)
@@ -55,6 +56,8 @@ usage errors.`,
 	cmd.Flags().StringSliceVar(&opts.Tools, "tools", nil, "allowed tool `NAMES`, comma-separated (default: any)")
 	cmd.Flags().StringVar(&opts.Schemas, "schemas", "", "JSON `FILE` mapping tool names to parameter schemas")
 	cmd.Flags().VarP(&format, "output", "o", "output format: json or text")
+	_ = cmd.RegisterFlagCompletionFunc("output", cmdutil.CompleteValues("json", "text"))
+	_ = cmd.RegisterFlagCompletionFunc("tools", cmdutil.CommaList(cmdutil.CompleteTools(f)))
 	return cmd
 }
 

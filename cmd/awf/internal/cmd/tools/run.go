@@ -56,11 +56,13 @@ verbatim, integers, numbers and booleans are parsed, arrays and objects are give
 
 Exit codes: 0 the tool succeeded, 1 bad arguments, 2 unknown tool, 3 the tool failed,
 5 the call was denied.`,
-		Example: `  awf tools run grep --arg 'arguments=["-rn","TODO","src"]' --yes
+		Example: `  awf tools run grep --arg pattern=TODO --arg path=src
+  awf tools run ls --arg 'arguments=["-1","src"]' --yes   # examples/tools/wrapped-tools/ls.tool in .awf/wrapped-tools/
   awf tools run file-report --arg pattern=needle --arg dir=src
   awf tools run acme/greet --input world
   git diff | awf tools run review --input -`,
-		Args: cmdutil.ExactArgs(1, "need a tool name: awf tools run NAME"),
+		Args:              cmdutil.ExactArgs(1, "need a tool name: awf tools run NAME"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteTools(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			opts.HasInput = cmd.Flags().Changed("input")

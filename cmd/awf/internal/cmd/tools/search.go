@@ -30,7 +30,8 @@ func newCmdSearch(f *cmdutil.Factory, runF RunFunc) *cobra.Command {
 --tag values (all of them with --all-tags). Without QUERY, tags alone select.`,
 		Example: `  awf tools search grep
   awf tools search --tag files --tag example --all-tags`,
-		Args: cmdutil.MaxArgs(1),
+		Args:              cmdutil.MaxArgs(1),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Query = args[0]

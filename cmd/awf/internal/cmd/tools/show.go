@@ -36,7 +36,8 @@ dependencies, and the definitions of the same name it shadows. NAME may be owner
 owner/name@constraint for installed tools. An unknown name exits 2.`,
 		Example: `  awf tools show grep
   awf tools show acme/greet@^1 --output json`,
-		Args: cmdutil.ExactArgs(1, "need a tool name: awf tools show NAME"),
+		Args:              cmdutil.ExactArgs(1, "need a tool name: awf tools show NAME"),
+		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteTools(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			return dispatch(cmd.Context(), runF, opts, runShow)

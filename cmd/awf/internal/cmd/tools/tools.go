@@ -57,6 +57,11 @@ policy, or a package whose checksum does not match the registry's index).`,
 		newCmdParse(f, runF),
 		newCmdLock(f, runF),
 	)
+	for _, sub := range cmd.Commands() {
+		if sub.Flags().Lookup("workflow") != nil {
+			_ = sub.RegisterFlagCompletionFunc("workflow", cmdutil.CompleteYAMLFiles)
+		}
+	}
 	return cmd
 }
 
@@ -136,7 +141,7 @@ type Info struct {
 
 // infoOf describes a registry entry; full adds what only `show` prints.
 func infoOf(e registry.Entry, full bool) Info {
-	in := Info{Name: displayName(e), Ref: e.Ref, Kind: e.Kind, Level: e.Level, Source: e.Source,
+	in := Info{Name: e.ListName(), Ref: e.Ref, Kind: e.Kind, Level: e.Level, Source: e.Source,
 		Version: e.Version, Category: e.Category, Tags: e.Tags, Description: e.Description,
 		Target: e.Target, Shadows: e.Shadows}
 	if e.Pos.File != "" {
@@ -151,14 +156,6 @@ func infoOf(e registry.Entry, full bool) Info {
 		}
 	}
 	return in
-}
-
-// displayName is how a tool is called: installed tools by owner/name.
-func displayName(e registry.Entry) string {
-	if e.Level == tool.LevelInstalled && e.Manifest != nil {
-		return e.Manifest.Ref()
-	}
-	return e.Name
 }
 
 // where is "file:line", "file" or the source word.

@@ -40,15 +40,19 @@ not boolean expressions. The workflows that workflow steps call are compiled too
 passed to them checked, and a workflow that calls itself (directly or through others) refused.
 The tools steps name must exist (the tools a run in the current directory would reach), and a
 tool step's args must fit the tool's parameters. Every problem is reported with
-file:line:column; warnings (such as inputs used but not declared) do not fail.`,
+file:line:column; warnings (such as inputs used but not declared) do not fail. A WORKFLOW is a
+file, or a name as awf run takes it (one awf list shows).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return fault.New(fault.Usage, "need at least one workflow file: awf validate WORKFLOW...")
 			}
 			return nil
 		},
+		ValidArgsFunction: cmdutil.CompleteWorkflows(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Files = args
+			for _, a := range args {
+				opts.Files = append(opts.Files, cmdutil.ResolveWorkflow(f.Loader(), a))
+			}
 			if runF == nil {
 				runF = runValidate
 			}

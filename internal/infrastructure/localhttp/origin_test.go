@@ -1,4 +1,4 @@
-package mcp
+package localhttp
 
 import "testing"
 
@@ -21,8 +21,8 @@ func TestSameOrigin(t *testing.T) {
 		{"%zz", "127.0.0.1:8765", false},
 	}
 	for _, c := range cases {
-		if got := sameOrigin(c.origin, c.host); got != c.want {
-			t.Errorf("sameOrigin(%q, %q) = %v, want %v", c.origin, c.host, got, c.want)
+		if got := SameOrigin(c.origin, c.host); got != c.want {
+			t.Errorf("SameOrigin(%q, %q) = %v, want %v", c.origin, c.host, got, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package mcp
+package localhttp
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ func TestListenAddr(t *testing.T) {
 		{"a:b:c", false, "", false},
 	}
 	for _, tc := range tests {
-		got, err := ListenAddr(tc.addr, tc.remote)
+		got, err := ListenAddr("--http", tc.addr, tc.remote, "risk")
 		if !tc.ok {
 			if err == nil || fault.KindOf(err) != fault.Usage {
 				t.Errorf("ListenAddr(%q, %v) = %q, %v; want a usage error", tc.addr, tc.remote, got, err)

@@ -1,0 +1,354 @@
+package durable
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmd/run"
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
+	"github.com/awf-dev/awf/internal/application/compile"
+	"github.com/awf-dev/awf/internal/application/registry"
+	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	awf "github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/process"
+)
+
+// maxCachedRuns bounds the runs whose tools a worker keeps built.
+const maxCachedRuns = 64
+
+// Activities are what a worker executes for the workflows: every one goes through the
+// Factory, as a local run does (governed tools, sandboxed processes, audit log, providers).
+type Activities struct {
+	F *cmdutil.Factory
+	// Queue is this worker's own task queue (see RunInput.SharedWorkspace).
+	Queue string
+
+	procs ports.ProcessRunner
+	build sync.Mutex // one run's tools built at a time: the build reads the global flags
+	mu    sync.Mutex
+	runs  map[string]*runTools
+	order []string
+}
+
+// NewActivities returns the activities of a worker whose own task queue is queue.
+func NewActivities(f *cmdutil.Factory, queue string) *Activities {
+	return &Activities{F: f, Queue: queue, procs: process.NewLocal(process.Config{}), runs: map[string]*runTools{}}
+}
+
+// runTools is what a worker builds once per run: its workflow, governed tools and agent loop.
+type runTools struct {
+	once    sync.Once
+	wf      *awf.Workflow
+	tools   *cmdutil.Tools
+	agents  runner.AgentExecutor
+	binding string // digest of the run's policy, for approvals
+	err     error
+}
+
+// Claim takes a run for this worker: its later activities come to this worker's queue.
+func (a *Activities) Claim(ctx context.Context, runID string) (string, error) {
+	return a.Queue, nil
+}
+
+// Shell runs one shell step attempt with the worker's environment. A worker lost in the
+// middle makes Temporal run it again elsewhere (shared workspace): as a local resume does,
+// a step that did not complete runs again.
+func (a *Activities) Shell(ctx context.Context, in ShellInput) (ShellOutput, error) {
+	defer heartbeat(ctx, nil)()
+	res, err := a.procs.Run(ctx, in.Req)
+	return ShellOutput{Result: res, Err: failure(err)}, nil
+}
+
+// Tool runs one tool call through the run's governed path. A call the approval flow asks a
+// person about comes back Pending (the workflow waits for the decision and calls again with
+// it in Grant). A call a lost worker left in flight is run again only when its tool is
+// idempotent; otherwise it is an interrupted call, an error result, as on a local resume.
+func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error) {
+	rt := a.run(in.Run)
+	if rt.err != nil {
+		return ToolOutput{Err: failure(rt.err)}, nil
+	}
+	info, err := describe(ctx, rt.tools.Registry, in.Req)
+	if activity.GetInfo(ctx).Attempt > 1 && (err != nil || !info.Annotations.Idempotent) {
+		return ToolOutput{Result: tool.Result{Status: tool.StatusError,
+			Error: fmt.Sprintf("interrupted: the worker running this call was lost; tool %q is not idempotent, so it is not run again", in.Req.Name)}}, nil
+	}
+	ctx = context.WithValue(ctx, grantKey{}, grant{d: in.Grant, binding: rt.binding + "\x00" + descriptor(info)})
+	defer heartbeat(ctx, nil)()
+	res, err := rt.tools.Invoker.Invoke(ctx, in.Req)
+	if p, ok := errors.AsType[*pendingError](err); ok {
+		return ToolOutput{Pending: &p.p}, nil
+	}
+	return ToolOutput{Result: res, Err: failure(err)}, nil
+}
+
+// Agent runs one attempt of an agent step with the run's agent loop. The step's record is
+// sent with every heartbeat, so that an attempt a lost worker cut off resumes from it
+// elsewhere: calls recorded complete are not run again.
+func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, error) {
+	rt := a.run(in.Run)
+	if rt.err != nil {
+		return AgentOutput{Err: failure(rt.err)}, nil
+	}
+	step := findStep(rt.wf.Steps, in.Step)
+	if step == nil {
+		return AgentOutput{Err: failure(fault.New(fault.System, "step %q is not in the run's workflow", in.Step))}, nil
+	}
+	live, prev := in.Live, in.Previous
+	if activity.HasHeartbeatDetails(ctx) {
+		var hb state.StepState
+		if activity.GetHeartbeatDetails(ctx, &hb) == nil {
+			live = hb
+			p := hb
+			prev = &p
+		}
+	}
+	var mu sync.Mutex
+	var events []ports.Event
+	defer heartbeat(ctx, func() any { mu.Lock(); defer mu.Unlock(); return live })()
+	out, err := rt.agents.Execute(ctx, runner.StepContext{
+		RunID: in.Run.ID, Workflow: rt.wf, Step: step, Scope: in.Scope, WorkDir: in.Run.WorkDir,
+		Attempt: in.Attempt, Previous: prev, Log: a.F.Log(),
+		Save: func(ctx context.Context, mutate func(*state.StepState)) error {
+			mu.Lock()
+			defer mu.Unlock()
+			mutate(&live)
+			activity.RecordHeartbeat(ctx, live)
+			return nil
+		},
+		Lookup: func(name string) (state.StepState, bool) { s, ok := in.Others[name]; return s, ok },
+		Emit: func(ev ports.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if ev.Step == "" {
+				ev.Step = in.Step
+			}
+			events = append(events, ev)
+		},
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	return AgentOutput{Outcome: out, Record: live, Events: events, Err: failure(err)}, nil
+}
+
+// heartbeat tells the server every HeartbeatEvery that the activity's worker is alive, with
+// details() when given; the returned function stops it.
+func heartbeat(ctx context.Context, details func() any) func() {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if details != nil {
+					activity.RecordHeartbeat(ctx, details())
+				} else {
+					activity.RecordHeartbeat(ctx)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// run returns the run's tools, built on first use from its definition as a local run builds
+// them.
+func (a *Activities) run(ref RunRef) *runTools {
+	a.mu.Lock()
+	rt, ok := a.runs[ref.ID]
+	if !ok {
+		rt = &runTools{}
+		a.runs[ref.ID] = rt
+		a.order = append(a.order, ref.ID)
+		if len(a.order) > maxCachedRuns {
+			delete(a.runs, a.order[0])
+			a.order = a.order[1:]
+		}
+	}
+	a.mu.Unlock()
+	rt.once.Do(func() { rt.err = a.buildRun(rt, ref) })
+	return rt
+}
+
+func (a *Activities) buildRun(rt *runTools, ref RunRef) error {
+	res, err := compile.File(filesLoader(ref.Files), a.F.Templater(), ref.File)
+	if err != nil {
+		return err
+	}
+	rt.wf = res.Workflow
+	a.build.Lock()
+	flags := *a.F.Flags
+	a.F.Flags.Approve, a.F.Flags.Yes, a.F.Flags.NonInteractive = ref.Approve, ref.Yes, ref.NonInteractive
+	tools, err := run.Tools(a.F, rt.wf, ref.Inputs, ref.ID, ref.WorkDir)
+	*a.F.Flags = flags
+	a.build.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := compile.Tools(context.Background(), rt.wf, tools.Registry, tools.Validator).Err(); err != nil {
+		return err
+	}
+	if err := tools.Registry.Preflight(registry.WorkflowTools(rt.wf)...); err != nil {
+		return err
+	}
+	rt.tools = tools
+	rt.binding = policyDigest(rt.wf)
+	if !hasAgents(rt.wf.Steps) {
+		return nil
+	}
+	agents, done, err := a.F.Agents(tools, cmdutil.RunnerOptions{Tools: tools, WorkDir: ref.WorkDir,
+		Provider: ref.Provider, Model: ref.Model, Replay: ref.Replay, Record: ref.Record})
+	if err != nil {
+		return err
+	}
+	a.F.Cleanup = append(a.F.Cleanup, func() { _ = done() })
+	rt.agents = agents
+	return nil
+}
+
+// filesLoader loads the workflow files submitted with a run.
+type filesLoader map[string][]byte
+
+func (l filesLoader) Load(path string) (*awf.Workflow, error) {
+	return (&execution{in: RunInput{Files: l}}).Load(path)
+}
+
+func findStep(steps []awf.Step, name string) *awf.Step {
+	for i := range steps {
+		if steps[i].Name == name {
+			return &steps[i]
+		}
+		if p := steps[i].Parallel; p != nil {
+			if s := findStep(p.Steps, name); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+func hasAgents(steps []awf.Step) bool {
+	for i := range steps {
+		if steps[i].Type == awf.StepAgent || (steps[i].Parallel != nil && hasAgents(steps[i].Parallel.Steps)) {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(ctx context.Context, reg *registry.Registry, req ports.ToolRequest) (ports.ToolInfo, error) {
+	infos, err := reg.Describe(ctx, ports.ToolQuery{RunID: req.RunID, Step: req.Step, Names: []string{req.Name}})
+	if err != nil || len(infos) != 1 {
+		return ports.ToolInfo{}, fmt.Errorf("describe %s: %w", req.Name, err)
+	}
+	return infos[0], nil
+}
+
+// descriptor is what a model and a person are told about a tool, as approvals bind it.
+func descriptor(info ports.ToolInfo) string {
+	b, _ := json.Marshal(info.Schema)
+	return string(b)
+}
+
+// policyDigest digests what governs a run's calls: its sandbox policy, approval settings and
+// tool definitions. A decision given under one policy is not valid under another.
+func policyDigest(wf *awf.Workflow) string {
+	b, _ := json.Marshal(struct {
+		Sandbox  any
+		Approval any
+		Tools    any
+	}{wf.Sandbox, wf.Approval, wf.Tools})
+	return digest(b)
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// grantKey carries the decision a person gave on the call an activity runs, with what it is
+// bound to.
+type grantKey struct{}
+
+type grant struct {
+	d       *Decision
+	binding string
+}
+
+// pendingError is the durable approver's answer when nobody has decided the call yet.
+type pendingError struct{ p Pending }
+
+func (e *pendingError) Error() string { return "call " + e.p.CallID + " waits for approval" }
+func (e *pendingError) Unwrap() error { return ports.ErrApprovalDeferred }
+
+// Approver is the approver of a worker's runs: it never blocks. A call without a decision
+// bound to it becomes a pendingError (the workflow waits, costing no process); with one, it
+// answers as the person did, and says who and from where for the audit record. One per
+// approval flow: the flow asks one call at a time, so Identity is the last answer's.
+type Approver struct {
+	by, host string
+}
+
+var _ ports.ApproverIdentity = (*Approver)(nil)
+
+// Approve answers from the decision in ctx when it is for this call and this exact call.
+func (a *Approver) Approve(ctx context.Context, req ports.ApprovalRequest) (ports.Answer, error) {
+	g, _ := ctx.Value(grantKey{}).(grant)
+	sum := digestCall(req, g.binding)
+	if g.d == nil || g.d.CallID != req.CallID || g.d.Digest != sum {
+		return "", &pendingError{p: Pending{CallID: req.CallID, Step: req.Step, Tool: req.Tool, Args: req.Args,
+			Reason: req.Reason, Digest: sum, Timeout: req.Timeout}}
+	}
+	a.by, a.host = g.d.By, g.d.Host
+	switch {
+	case g.d.TimedOut:
+		return ports.AnswerTimeout, nil
+	case g.d.Allow:
+		return ports.AnswerYes, nil
+	}
+	return ports.AnswerNo, nil
+}
+
+// Identity is who gave the last answer and from which host.
+func (a *Approver) Identity() (user, tty string) {
+	return a.by, "host " + a.host
+}
+
+// digestCall binds a decision to the call as shown: tool, canonical form and arguments, and
+// the run's policy and the tool's descriptor (binding).
+func digestCall(req ports.ApprovalRequest, binding string) string {
+	b, _ := json.Marshal(struct {
+		Tool      string
+		Canonical tool.Canonical
+		Args      map[string]any
+		Binding   string
+	}{req.Tool, req.Canonical, req.Args, binding})
+	return digest(b)
+}
+
+// hostname names this machine in decisions and audit records.
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "unknown"
+	}
+	return h
+}

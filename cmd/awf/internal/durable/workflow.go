@@ -1,0 +1,389 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/awf-dev/awf/internal/application/compile"
+	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
+	awf "github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/loader"
+	"github.com/awf-dev/awf/internal/infrastructure/templater"
+)
+
+// Activity timing. A worker heartbeats every HeartbeatEvery; one silent for heartbeatTimeout
+// is lost, and its activity goes to another worker (shared workspace) or fails the run.
+const (
+	heartbeatTimeout = 5 * time.Second
+	HeartbeatEvery   = time.Second
+	// defaultActivityTimeout bounds a step or call that sets no timeout of its own.
+	defaultActivityTimeout = 24 * time.Hour
+	// pinnedQueueWait is how long an activity of a host-pinned run waits for its worker.
+	pinnedQueueWait = 30 * time.Second
+	// defaultApprovalWait is the durable wait of a call when the workflow sets no
+	// approval.timeout; a timeout is a denial.
+	defaultApprovalWait = 24 * time.Hour
+)
+
+// Run is the workflow: awf's runner over the run's definition, its ports activities.
+func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
+	x := newExecution(wctx, in)
+	if err := x.register(wctx); err != nil {
+		return RunResult{}, err
+	}
+	if !in.SharedWorkspace {
+		if err := x.claim(wctx); err != nil {
+			return RunResult{Error: err.Error(), Kind: fault.System}, nil
+		}
+	}
+	ctx := withWorkflow(context.Background(), wctx)
+	tpl := templater.New()
+	res, err := compile.File(x, tpl, in.File)
+	if err != nil {
+		return RunResult{Error: err.Error(), Kind: fault.KindOf(err)}, nil
+	}
+	r, err := runner.New(runner.Deps{
+		Store: x.store, Templater: tpl, Process: shellPort{x}, Tools: toolPort{x}, Agents: agentPort{x},
+		Loader: x, Events: x, Clock: ports.ClockFunc(func() time.Time { return workflow.Now(wctx) }),
+		NewID: x.newID, Environ: in.Environ, Stat: x.stat, Log: nil,
+		Sleep: func(ctx context.Context, d time.Duration) error { return workflow.Sleep(wctxOf(ctx), d) },
+		Fork:  fork, WithTimeout: withTimeout,
+	})
+	if err != nil {
+		return RunResult{}, err
+	}
+	st, err := r.Run(ctx, runner.Request{ID: in.RunID, Workflow: res.Workflow, Inputs: in.Inputs,
+		WorkDir: in.WorkDir, Sources: in.Sources})
+	out := RunResult{State: st}
+	if err != nil {
+		out.Error, out.Kind = err.Error(), fault.KindOf(err)
+	}
+	return out, nil
+}
+
+// execution is one workflow execution's view of its run: the in-memory state store, the
+// progress events, the calls waiting for a person and the decisions received.
+type execution struct {
+	in    RunInput
+	ref   RunRef
+	queue string // the task queue of activities; "" is the workflow's own
+	store *memStore
+	ids   int
+
+	mu        sync.Mutex // guards events only; workflow code is single-threaded otherwise
+	events    []ports.Event
+	waiting   map[string]Pending
+	decisions map[string]Decision
+	signals   workflow.ReceiveChannel
+}
+
+// Stat is what the submitter saw of a file_exists or dir_exists input's path.
+type Stat struct {
+	Exists, IsDir bool
+}
+
+func newExecution(wctx workflow.Context, in RunInput) *execution {
+	return &execution{
+		in: in,
+		ref: RunRef{ID: in.RunID, File: in.File, Files: in.Files, Inputs: in.Inputs, WorkDir: in.WorkDir,
+			Provider: in.Provider, Model: in.Model, Replay: in.Replay, Record: in.Record,
+			Approve: in.Approve, NonInteractive: in.NonInteractive, Yes: in.Yes},
+		store:     &memStore{runs: map[string]*state.RunState{}},
+		waiting:   map[string]Pending{},
+		decisions: map[string]Decision{},
+		signals:   workflow.GetSignalChannel(wctx, SignalDecision),
+	}
+}
+
+// register sets the queries: the state as a local run's state file holds it, the progress
+// events from an index, and the calls waiting for a person.
+func (x *execution) register(wctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(wctx, QueryState, func() (*state.RunState, error) {
+		return x.store.runs[x.in.RunID], nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(wctx, QueryEvents, func(from int) ([]ports.Event, error) {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		if from < 0 || from > len(x.events) {
+			from = len(x.events)
+		}
+		return slices.Clone(x.events[from:]), nil
+	}); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(wctx, QueryWaiting, func() ([]Pending, error) {
+		return slices.SortedFunc(maps.Values(x.waiting), func(a, b Pending) int { return a.Since.Compare(b.Since) }), nil
+	})
+}
+
+// claim pins a run without a shared workspace to the first worker that takes it: its host
+// task queue runs every later activity.
+func (x *execution) claim(wctx workflow.Context) error {
+	ctx := workflow.WithActivityOptions(wctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+	return workflow.ExecuteActivity(ctx, ActivityClaim, x.in.RunID).Get(wctx, &x.queue)
+}
+
+// Emit records a progress event for the events query.
+func (x *execution) Emit(ev ports.Event) {
+	x.mu.Lock()
+	x.events = append(x.events, ev)
+	x.mu.Unlock()
+}
+
+// newID names tool calls and sub-runs: derived from the run id and a counter, the same on
+// every replay.
+func (x *execution) newID() string {
+	x.ids++
+	return uuid.NewSHA1(uuid.NameSpaceURL, fmt.Appendf(nil, "awf:%s:%d", x.in.RunID, x.ids)).String()
+}
+
+// Load loads a workflow file of the run from the files submitted with it: the run keeps
+// the definition it started with, whatever is deployed since.
+func (x *execution) Load(path string) (*awf.Workflow, error) {
+	data, ok := x.in.Files[path]
+	if !ok {
+		if abs, err := filepath.Abs(path); err == nil {
+			data, ok = x.in.Files[abs]
+		}
+	}
+	if !ok {
+		return nil, fault.New(fault.Invalid, "workflow file %s is not part of the run's definition (files are sent when the run is submitted)", path)
+	}
+	return loader.New().LoadBytes(path, data)
+}
+
+// stat answers file_exists and dir_exists checks from what the submitter saw.
+func (x *execution) stat(path string) (fs.FileInfo, error) {
+	s, ok := x.in.Stats[path]
+	if !ok || !s.Exists {
+		return nil, fs.ErrNotExist
+	}
+	return statInfo{name: filepath.Base(path), dir: s.IsDir}, nil
+}
+
+// statInfo is a recorded os.Stat answer.
+type statInfo struct {
+	name string
+	dir  bool
+}
+
+func (s statInfo) Name() string { return s.name }
+func (s statInfo) Size() int64  { return 0 }
+func (s statInfo) Mode() fs.FileMode {
+	return map[bool]fs.FileMode{true: fs.ModeDir | 0o755, false: 0o644}[s.dir]
+}
+func (s statInfo) ModTime() time.Time { return time.Time{} }
+func (s statInfo) IsDir() bool        { return s.dir }
+func (s statInfo) Sys() any           { return nil }
+
+// wctxKey carries the workflow context of the coroutine running a port call.
+type wctxKey struct{}
+
+func withWorkflow(ctx context.Context, wctx workflow.Context) context.Context {
+	return context.WithValue(ctx, wctxKey{}, wctx)
+}
+
+func wctxOf(ctx context.Context) workflow.Context {
+	return ctx.Value(wctxKey{}).(workflow.Context)
+}
+
+// timeoutKey carries a step attempt's timeout to the activity that runs it.
+type timeoutKey struct{}
+
+// withTimeout is runner.Deps.WithTimeout in a workflow: no wall-clock timer (a replay would
+// see it fire at another point), the timeout handed to the attempt's activity instead.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithValue(ctx, timeoutKey{}, d), func() {}
+}
+
+// fork is runner.Deps.Fork in a workflow: coroutines of the workflow, each with its own
+// workflow context, at most limit at a time.
+func fork(ctx context.Context, n, limit int, run func(ctx context.Context, i int)) {
+	wctx := wctxOf(ctx)
+	slots := workflow.NewBufferedChannel(wctx, max(limit, 1))
+	wg := workflow.NewWaitGroup(wctx)
+	for i := range n {
+		if ctx.Err() != nil {
+			break
+		}
+		slots.Send(wctx, struct{}{})
+		if ctx.Err() != nil {
+			slots.Receive(wctx, nil)
+			break
+		}
+		wg.Add(1)
+		workflow.Go(wctx, func(c workflow.Context) {
+			defer wg.Done()
+			defer slots.Receive(c, nil)
+			run(withWorkflow(ctx, c), i)
+		})
+	}
+	wg.Wait(wctx)
+}
+
+// activity returns the workflow context for one activity of the run: its task queue, a
+// timeout from the step or call (ctx) or fallback, heartbeats, and the retries a local run
+// would make: retried after a lost worker only when the activity can tell (see Activities).
+func (x *execution) activity(ctx context.Context, fallback time.Duration) workflow.Context {
+	timeout := fallback
+	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && d > 0 {
+		timeout = d
+	}
+	if timeout <= 0 {
+		timeout = defaultActivityTimeout
+	}
+	opts := workflow.ActivityOptions{
+		TaskQueue:           x.queue,
+		StartToCloseTimeout: timeout + heartbeatTimeout,
+		HeartbeatTimeout:    heartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5},
+	}
+	if x.queue != "" {
+		opts.ScheduleToStartTimeout = pinnedQueueWait
+		opts.RetryPolicy.MaximumAttempts = 1
+	}
+	return workflow.WithActivityOptions(wctxOf(ctx), opts)
+}
+
+// activityError turns the failure of an activity (not the failure of what it ran, which
+// comes back as a result) into a runner error.
+func activityError(ctx context.Context, what string, err error) error {
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) {
+		if _, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && te.TimeoutType().String() == "StartToClose" {
+			return fault.Wrap(fault.Execution, fmt.Errorf("%s: %w", what, context.DeadlineExceeded))
+		}
+		return fault.New(fault.System, "%s: %v (%v)", what, errWorkerLost, err)
+	}
+	return fault.New(fault.System, "%s: %v", what, err)
+}
+
+// shellPort runs shell steps as activities.
+type shellPort struct{ x *execution }
+
+func (p shellPort) Run(ctx context.Context, req ports.ProcessRequest) (ports.ProcessResult, error) {
+	req.BaseEnv = nil // the worker's environment, as a local run uses awf's
+	var out ShellOutput
+	wctx := p.x.activity(ctx, req.Timeout)
+	if err := workflow.ExecuteActivity(wctx, ActivityShell, ShellInput{Run: p.x.ref, Req: req}).Get(wctx, &out); err != nil {
+		return ports.ProcessResult{}, activityError(ctx, "shell step", err)
+	}
+	return out.Result, out.Err.err()
+}
+
+// toolPort runs tool calls as activities, and waits for a person's decision on a call the
+// governed path asks about.
+type toolPort struct{ x *execution }
+
+func (p toolPort) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Result, error) {
+	var grant *Decision
+	for {
+		var out ToolOutput
+		wctx := p.x.activity(ctx, req.Timeout)
+		in := ToolInput{Run: p.x.ref, Req: req, Grant: grant}
+		if err := workflow.ExecuteActivity(wctx, ActivityTool, in).Get(wctx, &out); err != nil {
+			return tool.Result{}, activityError(ctx, "tool "+req.Name, err)
+		}
+		if out.Pending == nil {
+			return out.Result, out.Err.err()
+		}
+		if grant != nil && grant.CallID == req.CallID && grant.Digest == out.Pending.Digest {
+			return tool.Result{}, fault.New(fault.System, "tool %s: the worker asked again for a decision it was given", req.Name)
+		}
+		d := p.x.await(wctxOf(ctx), *out.Pending)
+		grant = &d
+	}
+}
+
+// await waits for the decision on a waiting call: a signal (kept when it came before the
+// wait began) or the approval timeout, which is a denial.
+func (x *execution) await(wctx workflow.Context, p Pending) Decision {
+	p.Since = workflow.Now(wctx)
+	x.waiting[p.CallID] = p
+	defer delete(x.waiting, p.CallID)
+	wait := p.Timeout
+	if wait <= 0 {
+		wait = defaultApprovalWait
+	}
+	tctx, cancel := workflow.WithCancel(wctx)
+	defer cancel()
+	timer := workflow.NewTimer(tctx, wait)
+	for {
+		x.drain()
+		if d, ok := x.decisions[p.CallID]; ok {
+			delete(x.decisions, p.CallID)
+			if d.Digest == "" || d.Digest == p.Digest {
+				d.Digest = p.Digest
+				return d
+			}
+			// An answer to something else than what waits now: not valid for it.
+		}
+		timedOut := false
+		sel := workflow.NewSelector(wctx)
+		sel.AddReceive(x.signals, func(workflow.ReceiveChannel, bool) {})
+		sel.AddFuture(timer, func(workflow.Future) { timedOut = true })
+		sel.Select(wctx)
+		if timedOut {
+			return Decision{CallID: p.CallID, Digest: p.Digest, TimedOut: true, By: "timeout", Host: "",
+				Reason: fmt.Sprintf("nobody approved the call within %s", wait)}
+		}
+	}
+}
+
+// drain moves every decision received into decisions, by call: one arriving before its
+// call waits is kept for it.
+func (x *execution) drain() {
+	for {
+		var d Decision
+		if !x.signals.ReceiveAsync(&d) {
+			return
+		}
+		x.decisions[d.CallID] = d
+	}
+}
+
+// agentPort runs an attempt of an agent step as one activity.
+type agentPort struct{ x *execution }
+
+func (p agentPort) Execute(ctx context.Context, sc runner.StepContext) (runner.StepOutcome, error) {
+	in := AgentInput{Run: p.x.ref, Step: sc.Step.Name, Scope: sc.Scope, Attempt: sc.Attempt, Previous: sc.Previous,
+		Others: map[string]state.StepState{}}
+	_ = sc.Save(ctx, func(s *state.StepState) { in.Live = *s })
+	if a := sc.Step.Agent; a != nil && a.ContinueFrom != "" {
+		if s, ok := sc.Lookup(a.ContinueFrom); ok {
+			in.Others[a.ContinueFrom] = s
+		}
+	}
+	var out AgentOutput
+	wctx := p.x.activity(ctx, 0)
+	if err := workflow.ExecuteActivity(wctx, ActivityAgent, in).Get(wctx, &out); err != nil {
+		return runner.StepOutcome{}, activityError(ctx, "agent step", err)
+	}
+	for _, ev := range out.Events {
+		sc.Emit(ev)
+	}
+	_ = sc.Save(ctx, func(s *state.StepState) {
+		s.ToolCalls, s.ToolStats, s.Tokens, s.Conversation = out.Record.ToolCalls, out.Record.ToolStats, out.Record.Tokens, out.Record.Conversation
+		s.Turns, s.Vars = out.Record.Turns, out.Record.Vars
+	})
+	return out.Outcome, out.Err.err()
+}

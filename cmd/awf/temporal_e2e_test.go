@@ -1,0 +1,360 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/awf-dev/awf/internal/domain/state"
+)
+
+// These tests run the temporal engine against a real Temporal server: the Temporal CLI's dev
+// server (temporal server start-dev, on free ports, in memory), with workers that are
+// processes of the real awf binary (handing over to awf-temporal, built beside it).
+
+// temporalCLI finds the temporal program: on PATH, else where go install puts it. Without
+// it the tests are skipped, unless AWF_INTEGRATION=require (CI) makes that a failure.
+func temporalCLI(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: starts a Temporal dev server")
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p
+	}
+	home, _ := os.UserHomeDir()
+	for _, p := range []string{filepath.Join(os.Getenv("GOPATH"), "bin", "temporal"), filepath.Join(home, "go", "bin", "temporal")} {
+		if info, err := os.Stat(p); err == nil && !info.IsDir() {
+			return p
+		}
+	}
+	msg := "the temporal CLI is not installed (go install github.com/temporalio/cli/cmd/temporal@v1.5.1): the temporal engine's integration tests need its dev server"
+	if os.Getenv("AWF_INTEGRATION") == "require" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// buildAWFTemporal builds awf-temporal beside the awf under test, where awf finds it.
+var buildAWFTemporal = sync.OnceValue(func() error {
+	out, err := exec.Command("go", "build", "-o", filepath.Join(filepath.Dir(awfBin), "awf-temporal"), "./awf-temporal").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go build ./awf-temporal: %v\n%s", err, out)
+	}
+	return nil
+})
+
+// freePort returns a TCP port nobody listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startTemporal starts a dev server for one test and returns its HOST:PORT; the server is
+// stopped when the test ends.
+func startTemporal(t *testing.T) string {
+	t.Helper()
+	cli := temporalCLI(t)
+	if err := buildAWFTemporal(); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	cmd := exec.Command(cli, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--http-port", strconv.Itoa(freePort(t)), "--metrics-port", strconv.Itoa(freePort(t)),
+		"--db-filename", "", "--log-level", "error")
+	cmd.Dir = t.TempDir()
+	log := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for range 600 {
+		if strings.Contains(log.String(), "Server:") {
+			return addr
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the Temporal dev server did not start:\n%s", log.String())
+	return ""
+}
+
+// worker is one awf worker process.
+type worker struct {
+	cmd *exec.Cmd
+	log *lockedBuffer
+}
+
+// startWorker starts `awf worker` in e's directory against addr and waits until it polls.
+func (e *env) startWorker(addr string) *worker {
+	e.t.Helper()
+	cmd := exec.Command(awfBin, "worker", "--temporal", addr)
+	cmd.Dir = e.dir
+	cmd.Env = e.environ()
+	w := &worker{cmd: cmd, log: &lockedBuffer{}}
+	cmd.Stdout, cmd.Stderr = w.log, w.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	for range 600 {
+		if strings.Contains(w.log.String(), "polling task queues") {
+			return w
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.t.Fatalf("awf worker did not start:\n%s", w.log.String())
+	return nil
+}
+
+// kill ends the worker and everything it started at once, as a lost machine would.
+func (w *worker) kill() {
+	_ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL)
+	_ = w.cmd.Wait()
+}
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+const temporalDemo = `name: demo
+inputs:
+  - name: who
+    default: world
+steps:
+  - name: hello
+    type: shell
+    command: echo hello {{inputs.who}}
+  - name: both
+    type: parallel
+    steps:
+      - name: a
+        type: shell
+        command: echo A
+      - name: b
+        type: shell
+        command: echo B
+  - name: save
+    type: tool
+    tool: write_file
+    args:
+      path: out.txt
+      content: "{{states.hello.output}} {{states.a.output}}{{states.b.output}}"
+  - name: read
+    type: tool
+    tool: read_file
+    args:
+      path: out.txt
+output: "{{states.read.output}}"
+`
+
+// TestTemporalRunLikeLocal: a run on the temporal engine (shell steps, a parallel group,
+// governed tool calls) reports, exits and records as the same run does locally; a failing
+// step exits 3 on both.
+func TestTemporalRunLikeLocal(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("demo.yaml", temporalDemo)
+	e.write("fail.yaml", "name: failing\nsteps:\n  - name: one\n    type: shell\n    command: echo one\n  - name: two\n    type: shell\n    command: echo oops >&2; exit 3\n")
+	e.startWorker(addr)
+
+	local := e.runJSON(0, "run", "demo.yaml", "--yes", "-i", "who=you")
+	if err := os.Remove(filepath.Join(e.dir, "out.txt")); err != nil {
+		t.Fatal(err)
+	}
+	remote := e.runJSON(0, "run", "demo.yaml", "--yes", "-i", "who=you", "--engine", "temporal", "--temporal", addr)
+	if remote.Output != "hello you AB" || remote.Output != local.Output || remote.Status != "completed" {
+		t.Fatalf("temporal run: %+v\nlocal run: %+v", remote, local)
+	}
+	if want := fmt.Sprint(local.Steps); fmt.Sprint(remote.Steps) != want {
+		t.Errorf("steps: %v, want %v", remote.Steps, want)
+	}
+	if got, want := normalized(e.state(remote.RunID)), normalized(e.state(local.RunID)); got != want {
+		t.Errorf("exported state differs from the local run's:\n%s\nlocal:\n%s", got, want)
+	}
+	failed := e.runJSON(3, "run", "fail.yaml", "--engine", "temporal", "--temporal", addr)
+	if failed.Error.Kind != "execution" || !strings.Contains(failed.Error.Message, "exit status 3: oops") || failed.Steps["one"] != "completed" {
+		t.Errorf("failed run: %+v", failed)
+	}
+	// The text report, the configuration choosing the engine and the server.
+	e.write(".awf/config.yaml", "engine: temporal\ntemporal: "+addr+"\n")
+	r := e.mustRun(0, "run", "demo.yaml", "--yes")
+	if !strings.Contains(r.stdout, "hello world AB") || !strings.Contains(r.stderr, "✓ hello") {
+		t.Errorf("text run:\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	}
+}
+
+// normalized is a run's state without what differs between two runs of one workflow: ids,
+// times, durations and the state's own path.
+func normalized(st *state.RunState) string {
+	type call struct {
+		Tool   string
+		Args   map[string]any
+		OK     bool
+		Output string
+		Flight bool
+	}
+	type step struct {
+		Status   state.Status
+		Output   string
+		ExitCode *int
+		Attempts int
+		Calls    []call
+		Stats    *state.ToolStats
+	}
+	steps := map[string]step{}
+	for name, s := range st.States {
+		var calls []call
+		for _, c := range s.ToolCalls {
+			cc := call{Tool: c.Tool, Args: c.Arguments, Flight: c.InFlight}
+			if c.Result != nil {
+				cc.OK, cc.Output = c.Result.Success, c.Result.Output
+			}
+			calls = append(calls, cc)
+		}
+		stats := s.ToolStats
+		if stats != nil {
+			cp := *stats
+			cp.TotalDurationMs = 0
+			stats = &cp
+		}
+		steps[name] = step{Status: s.Status, Output: s.Output, ExitCode: s.ExitCode, Attempts: s.Attempts, Calls: calls, Stats: stats}
+	}
+	b, _ := json.MarshalIndent(struct {
+		Workflow string
+		Status   state.Status
+		Inputs   map[string]any
+		Output   string
+		Error    string
+		Steps    map[string]step
+	}{st.Workflow, st.Status, st.Inputs, st.Output, st.Error, steps}, "", "  ")
+	return string(b)
+}
+
+// waitLine reads lines of r until one matches re, and returns its submatches.
+func waitLine(t *testing.T, r io.Reader, re *regexp.Regexp) []string {
+	t.Helper()
+	sc := bufio.NewScanner(r)
+	var seen []string
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, r) }()
+			return m
+		}
+		seen = append(seen, sc.Text())
+	}
+	t.Fatalf("no line matches %s in:\n%s", re, strings.Join(seen, "\n"))
+	return nil
+}
+
+// TestTemporalDurableApproval: a call that asks for approval waits on the server, costing no
+// process; the worker is killed and another one started; awf approve releases the call, which
+// runs once, and the audit log records who approved it and from which host. A decision that
+// does not match the waiting call changes nothing; awf status shows what waits.
+func TestTemporalDurableApproval(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("approve.yaml", "name: approve\nsteps:\n  - name: save\n    type: tool\n    tool: write_file\n    args:\n      path: out.txt\n      content: \"line\\x1b[31m\"\n")
+	w := e.startWorker(addr)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	client := e.cmd(ctx, "run", "approve.yaml", "--engine", "temporal", "--temporal", addr, "--output", "json")
+	stderr, err := client.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout lockedBuffer
+	client.Stdout = &stdout
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	m := waitLine(t, stderr, regexp.MustCompile(`waits for approval: awf approve (\S+) (\S+)`))
+	runID, callID := m[1], m[2]
+
+	w.kill()
+	e.startWorker(addr) // queries need a worker: the new one replays the run to answer
+	st := e.mustRun(0, "status", "--engine", "temporal", "--temporal", addr, runID)
+	if !strings.Contains(st.stdout, "waiting for approval") || !strings.Contains(st.stdout, `"content":"line\\u001b[31m"`) {
+		t.Errorf("status does not show the waiting call with its escaped arguments:\n%s", st.stdout)
+	}
+	e.mustRun(0, "approve", runID, callID, "--temporal", addr)
+	if err := client.Wait(); err != nil {
+		t.Fatalf("awf run: %v\n%s", err, stdout.String())
+	}
+	var res runResult
+	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil || res.Status != "completed" {
+		t.Fatalf("run result %q: %v", stdout.String(), err)
+	}
+	if data, err := os.ReadFile(filepath.Join(e.dir, "out.txt")); err != nil || string(data) != "line\x1b[31m" {
+		t.Errorf("out.txt = %q, %v", data, err)
+	}
+	audit := e.mustRun(0, "audit", "--run", runID, "--output", "json")
+	host, _ := os.Hostname()
+	var records int
+	for _, line := range strings.Split(strings.TrimSpace(audit.stdout), "\n") {
+		var rec struct {
+			CallID   string `json:"call_id"`
+			Outcome  string `json:"outcome"`
+			Approval struct {
+				By, User, TTY string
+			} `json:"approval"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		if rec.CallID != callID {
+			continue
+		}
+		records++
+		if rec.Approval.By != "user" || rec.Approval.User == "" || rec.Approval.TTY != "host "+host || rec.Outcome != "ok" {
+			t.Errorf("the audit record does not say who approved the call and from where: %s", line)
+		}
+	}
+	if records != 1 {
+		t.Errorf("call %s has %d audit records, want 1:\n%s", callID, records, audit.stdout)
+	}
+}

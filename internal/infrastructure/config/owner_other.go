@@ -1,0 +1,9 @@
+//go:build !unix
+
+package config
+
+import "io/fs"
+
+// ownedByUser reports whether fi belongs to the user awf runs as; without Unix owners every
+// directory counts as the user's.
+func ownedByUser(fs.FileInfo) bool { return true }

@@ -1,0 +1,15 @@
+//go:build unix
+
+package config
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ownedByUser reports whether fi belongs to the user awf runs as (see FindProject).
+func ownedByUser(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return !ok || int(st.Uid) == os.Geteuid()
+}

@@ -1,0 +1,574 @@
+package process
+
+// Background jobs. The interpreter (mvdan.cc/sh) runs `cmd &` as a goroutine and has no kill,
+// jobs or ulimit; its $! is "g1", which no command accepts. awf gives scripts working job
+// control on top of it, the same in shell steps (Local) and in tools' helper (Runner):
+//
+//   - Before it runs, the script is rewritten (rewriteJobs): each `STMT &` becomes
+//     `{ awf:job-new 'STMT'; { __awf_job=$__awf_bang; ( STMT ); awf:job-done $?; } & }`, and
+//     each $! becomes $__awf_bang. awf:job-new numbers the job and sets __awf_bang to "%N" in
+//     the starting shell (its call is rewritten to `eval __awf_bang=%N`); the job's shell marks
+//     itself with __awf_job, which everything it runs (functions, subshells) sees; ( STMT )
+//     keeps an `exit` inside the job from skipping awf:job-done, which records the status.
+//   - kill, wait, jobs and ulimit calls are renamed to awf:kill... and served by jobBuiltins.
+//   - Every program the script starts is registered with its job (programExec), so that kill
+//     can signal it and wait can wait for it.
+//
+// kill signals only the script's own jobs and programs: a pid that is not one of them (awf
+// itself, pid 1, -1) is refused. A killed job's shell stops at its next command (the call
+// handler refuses to go on), as a subshell killed by a signal would.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+const (
+	jobVar     = "__awf_job"    // in a job's shell: its id ("%N"); unset in the script's own shell
+	bangVar    = "__awf_bang"   // what $! expands to: "%N", the last job the shell started
+	jobNewCmd  = "awf:job-new"  // awf:job-new TEXT: start numbering a job (rewriteJobs)
+	jobDoneCmd = "awf:job-done" // awf:job-done STATUS: the job's shell ended
+	jobPrefix  = "awf:"         // served builtins are renamed awf:NAME
+	jobTextMax = 200            // bytes of a job's command shown by `jobs`
+)
+
+// jobBuiltins are the builtins jobBuiltins serves (the interpreter has none of them but wait,
+// whose wait does not know awf's jobs).
+var jobBuiltins = []string{"kill", "wait", "jobs", "ulimit"}
+
+// errJobKilled stops the shell of a job that kill terminated.
+var errJobKilled = errors.New("job killed")
+
+// rewriteJobs rewrites file's background statements and $! as described above.
+func rewriteJobs(file *syntax.File) {
+	made := map[*syntax.Stmt]bool{}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.ParamExp:
+			if n.Param != nil && n.Param.Value == "!" {
+				n.Param = &syntax.Lit{Value: bangVar}
+			}
+		case *syntax.Stmt:
+			if (n.Background || n.Disown) && !made[n] {
+				made[rewriteBackground(n)] = true
+			}
+		}
+		return true
+	})
+}
+
+// rewriteBackground turns st (STMT &) in place into the statement that starts it as a job,
+// and returns the new background statement inside it.
+func rewriteBackground(st *syntax.Stmt) *syntax.Stmt {
+	body := *st
+	body.Background, body.Disown = false, false
+	var text bytes.Buffer
+	syntax.NewPrinter(syntax.SingleLine(true)).Print(&text, &body)
+	shown := text.String()
+	if len(shown) > jobTextMax {
+		shown = shown[:jobTextMax] + "..."
+	}
+	bg := &syntax.Stmt{Background: true, Cmd: &syntax.Block{Stmts: []*syntax.Stmt{
+		{Cmd: &syntax.CallExpr{Assigns: []*syntax.Assign{{Name: &syntax.Lit{Value: jobVar}, Value: paramWord(bangVar)}}}},
+		{Cmd: &syntax.Subshell{Stmts: []*syntax.Stmt{&body}}},
+		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), paramWord("?")}}},
+	}}}
+	*st = syntax.Stmt{Comments: body.Comments, Position: body.Position, Cmd: &syntax.Block{Stmts: []*syntax.Stmt{
+		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobNewCmd), {Parts: []syntax.WordPart{&syntax.SglQuoted{Value: shown}}}}}},
+		bg,
+	}}}
+	return bg
+}
+
+func litWord(s string) *syntax.Word {
+	return &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{Value: s}}}
+}
+
+func paramWord(name string) *syntax.Word {
+	return &syntax.Word{Parts: []syntax.WordPart{&syntax.ParamExp{Short: true, Param: &syntax.Lit{Value: name}}}}
+}
+
+// job is one background job of a script.
+type job struct {
+	id, parent int
+	text       string
+	procs      map[int]bool // running programs: pids (process group ids when grouped)
+	shellEnded bool         // awf:job-done ran, or kill stopped the job's shell
+	killed     bool
+	status     int
+	done       chan struct{} // closed when the shell ended and no program runs
+}
+
+// jobControl is the job table of one script run. Job 0 is the script's own shell.
+type jobControl struct {
+	mu    sync.Mutex
+	jobs  []*job // jobs[i] has id i
+	procs map[int]int
+	// grouped: each program leads its own process group (Local), so kill signals the group
+	// and a pid in that group may be named; otherwise programs share the helper's group.
+	grouped bool
+	funcs   map[string]bool // builtin names the script defines as functions: left to them
+}
+
+func newJobControl(file *syntax.File, grouped bool) *jobControl {
+	jc := &jobControl{grouped: grouped, procs: map[int]int{}, funcs: map[string]bool{},
+		jobs: []*job{{procs: map[int]bool{}, done: make(chan struct{})}}}
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if f, ok := n.(*syntax.FuncDecl); ok && slices.Contains(jobBuiltins, f.Name.Value) {
+			jc.funcs[f.Name.Value] = true
+		}
+		return true
+	})
+	rewriteJobs(file)
+	return jc
+}
+
+// options are the interpreter options of job control, around the other call handler (nil:
+// none); the exec middleware must come before any that checks programs (the sandbox's guard).
+func (jc *jobControl) options(next interp.CallHandlerFunc) []interp.RunnerOption {
+	return []interp.RunnerOption{interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
+		args, err := jc.call(ctx, args)
+		if err != nil || next == nil || strings.HasPrefix(args[0], jobPrefix) {
+			return args, err
+		}
+		return next(ctx, args)
+	})}
+}
+
+// current is the job whose shell makes the call in ctx.
+func current(hc interp.HandlerContext) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(hc.Env.Get(jobVar).String(), "%"))
+	return n
+}
+
+// call is the call handler: it serves awf:job-new and awf:job-done, stops a killed job's
+// shell, and renames the served builtins.
+func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error) {
+	hc := interp.HandlerCtx(ctx)
+	cur := current(hc)
+	switch args[0] {
+	case jobDoneCmd:
+		status, _ := strconv.Atoi(args[1])
+		jc.shellDone(cur, status)
+		return []string{":"}, nil
+	}
+	if jc.stopped(cur) {
+		return nil, errJobKilled
+	}
+	if args[0] == jobNewCmd {
+		return []string{"eval", bangVar + "=%" + strconv.Itoa(jc.newJob(cur, args[1]))}, nil
+	}
+	name, rest, viaCommand := args[0], args[1:], false
+	if (name == "command" || name == "builtin") && len(args) > 1 && slices.Contains(jobBuiltins, args[1]) {
+		name, rest, viaCommand = args[1], args[2:], true
+	}
+	if slices.Contains(jobBuiltins, name) && (viaCommand || !jc.funcs[name]) {
+		return append([]string{jobPrefix + name}, rest...), nil
+	}
+	return args, nil
+}
+
+func (jc *jobControl) newJob(parent int, text string) int {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	j := &job{id: len(jc.jobs), parent: parent, text: text, procs: map[int]bool{}, done: make(chan struct{})}
+	jc.jobs = append(jc.jobs, j)
+	return j.id
+}
+
+// stopped reports whether job id or a job above it was killed.
+func (jc *jobControl) stopped(id int) bool {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	for id > 0 && id < len(jc.jobs) {
+		if jc.jobs[id].killed {
+			return true
+		}
+		id = jc.jobs[id].parent
+	}
+	return false
+}
+
+func (jc *jobControl) shellDone(id, status int) {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	if id <= 0 || id >= len(jc.jobs) || jc.jobs[id].shellEnded {
+		return
+	}
+	j := jc.jobs[id]
+	j.shellEnded, j.status = true, status
+	j.settle()
+}
+
+// settle closes done once the job's shell ended and its last program exited; mu is held.
+func (j *job) settle() {
+	if j.shellEnded && len(j.procs) == 0 {
+		select {
+		case <-j.done:
+		default:
+			close(j.done)
+		}
+	}
+}
+
+// started registers pid, just started by the shell of hc, and returns the function that
+// unregisters it once it has exited. A program started by a job being killed is signalled
+// at once: it may have been started while kill ran.
+func (jc *jobControl) started(hc interp.HandlerContext, pid int) (exited func()) {
+	id := current(hc)
+	jc.mu.Lock()
+	if id >= len(jc.jobs) {
+		id = 0
+	}
+	j := jc.jobs[id]
+	j.procs[pid], jc.procs[pid] = true, id
+	jc.mu.Unlock()
+	if jc.stopped(id) {
+		jc.signal(pid, syscall.SIGKILL)
+	}
+	return func() {
+		jc.mu.Lock()
+		defer jc.mu.Unlock()
+		delete(j.procs, pid)
+		delete(jc.procs, pid)
+		j.settle()
+	}
+}
+
+// signal sends sig to a registered program (its group when grouped). pid is always one of
+// jc.procs, never 0, 1 or negative on its own.
+//
+// A program started as the first process of a PID namespace (startDetached, as root) is that
+// namespace's init, to which the kernel delivers no signal it does not handle: SIGTERM would
+// be dropped where any other program dies of it. Such a program then gets SIGKILL, the effect
+// the signal's default action would have had.
+func (jc *jobControl) signal(pid int, sig syscall.Signal) error {
+	if pid <= 1 {
+		return syscall.ESRCH
+	}
+	if !jc.grouped {
+		return kill(pid, sig)
+	}
+	err := kill(-pid, sig)
+	if err == nil && pidNamespaces.Load() && terminates(sig) && !handles(pid, sig) {
+		err = kill(-pid, syscall.SIGKILL)
+	}
+	return err
+}
+
+// terminates reports whether sig's default action ends a process (all but 0 and the job
+// control and informational signals).
+func terminates(sig syscall.Signal) bool {
+	return sig != 0 && !slices.Contains(nonTerminating, sig)
+}
+
+// handles reports whether process pid catches or ignores sig (/proc/PID/status SigCgt,
+// SigIgn); when that cannot be read, it is taken to handle it.
+func handles(pid int, sig syscall.Signal) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return true
+	}
+	for line := range strings.Lines(string(data)) {
+		key, value, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if key != "SigCgt" && key != "SigIgn" {
+			continue
+		}
+		mask, err := strconv.ParseUint(strings.TrimSpace(value), 16, 64)
+		if err != nil || mask&(1<<(uint(sig)-1)) != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// serve is the exec middleware of the builtins call renamed.
+func (jc *jobControl) serve(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(ctx context.Context, args []string) error {
+		name, ok := strings.CutPrefix(args[0], jobPrefix)
+		if !ok || !slices.Contains(jobBuiltins, name) {
+			return next(ctx, args)
+		}
+		hc := interp.HandlerCtx(ctx)
+		var code int
+		switch name {
+		case "kill":
+			code = jc.kill(hc, args[1:])
+		case "wait":
+			code = jc.wait(ctx, hc, args[1:])
+		case "jobs":
+			code = jc.list(hc, args[1:])
+		case "ulimit":
+			fmt.Fprintln(hc.Stderr, "ulimit: not supported by awf's shell: it would change awf's own limits; a tool's sandbox sets limits (sandbox.limits in the workflow)")
+			code = 2
+		}
+		if code != 0 {
+			return interp.ExitStatus(code)
+		}
+		return nil
+	}
+}
+
+// kill implements kill [-s SIG | -n NUM | -SIG] %N|PID...: a PID must be a program the
+// script started (or, grouped, in such a program's process group).
+func (jc *jobControl) kill(hc interp.HandlerContext, args []string) int {
+	sig, args, err := killSignal(args)
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "kill: %v\n", err)
+		return 2
+	}
+	if len(args) == 0 {
+		fmt.Fprintln(hc.Stderr, "kill: usage: kill [-s SIGNAL | -SIGNAL] %JOB|PID ...")
+		return 2
+	}
+	code := 0
+	for _, target := range args {
+		if err := jc.killOne(target, sig); err != nil {
+			fmt.Fprintf(hc.Stderr, "kill: %s: %v\n", target, err)
+			code = 1
+		}
+	}
+	return code
+}
+
+// killSignal parses kill's signal options; the default is SIGTERM. As in bash, a first
+// argument starting with "-" is a signal (kill -1 PID sends SIGHUP); a negative pid comes
+// after "--" or a signal.
+func killSignal(args []string) (syscall.Signal, []string, error) {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || args[0] == "-" {
+		return syscall.SIGTERM, args, nil
+	}
+	opt, rest := args[0], args[1:]
+	if opt == "--" {
+		return syscall.SIGTERM, rest, nil
+	}
+	name := opt[1:]
+	if opt == "-s" || opt == "-n" {
+		if len(rest) == 0 {
+			return 0, nil, fmt.Errorf("%s needs a signal", opt)
+		}
+		name, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 && rest[0] == "--" {
+		rest = rest[1:]
+	}
+	if n, err := strconv.Atoi(name); err == nil {
+		if n < 0 || n > 64 {
+			return 0, nil, fmt.Errorf("%s: invalid signal", name)
+		}
+		return syscall.Signal(n), rest, nil
+	}
+	upper := strings.ToUpper(name)
+	if !strings.HasPrefix(upper, "SIG") {
+		upper = "SIG" + upper
+	}
+	if s := signalNum(upper); s != 0 {
+		return s, rest, nil
+	}
+	return 0, nil, fmt.Errorf("%s: invalid signal (use a name such as TERM, INT, KILL or a number)", name)
+}
+
+// killOne signals one target.
+func (jc *jobControl) killOne(target string, sig syscall.Signal) error {
+	if id, ok := strings.CutPrefix(target, "%"); ok {
+		n, err := strconv.Atoi(id)
+		jc.mu.Lock()
+		defer jc.mu.Unlock()
+		if err != nil || n <= 0 || n >= len(jc.jobs) {
+			return errors.New("no such job")
+		}
+		return jc.killJob(jc.jobs[n], sig)
+	}
+	pid, err := strconv.Atoi(target)
+	if err != nil {
+		return errors.New("not a job (%N, as $! gives) nor a process id")
+	}
+	leader, ok := jc.owner(pid)
+	if !ok {
+		return errors.New("not a process of this script: kill signals only the script's own jobs and the programs it started")
+	}
+	if sig == 0 {
+		return nil
+	}
+	if leader == pid {
+		return jc.signal(pid, sig)
+	}
+	return kill(pid, sig) // a process in the group of one of the script's programs
+}
+
+// owner returns the registered program that pid is, or (grouped) whose process group pid is
+// in. A pid of 1 or less is never one.
+func (jc *jobControl) owner(pid int) (int, bool) {
+	if pid <= 1 {
+		return 0, false
+	}
+	jc.mu.Lock()
+	_, ok := jc.procs[pid]
+	jc.mu.Unlock()
+	if ok {
+		return pid, true
+	}
+	if !jc.grouped {
+		return 0, false
+	}
+	pgid, err := getpgid(pid)
+	if err != nil || pgid <= 1 {
+		return 0, false
+	}
+	jc.mu.Lock()
+	_, ok = jc.procs[pgid]
+	jc.mu.Unlock()
+	return pgid, ok
+}
+
+// killJob signals the programs of j and of the jobs it started; a signal that terminates (not
+// 0, CONT, STOP and the like) also stops their shells, with status 128+sig. mu is held.
+func (jc *jobControl) killJob(j *job, sig syscall.Signal) error {
+	if j.shellEnded && len(j.procs) == 0 {
+		return errors.New("no such job: it has ended")
+	}
+	if sig == 0 {
+		return nil
+	}
+	for _, k := range jc.family(j) {
+		for pid := range k.procs {
+			jc.signal(pid, sig)
+		}
+		if terminates(sig) && !k.shellEnded {
+			k.killed, k.shellEnded, k.status = true, true, 128+int(sig)
+			k.settle()
+		}
+	}
+	return nil
+}
+
+// family is j and every job started below it; mu is held.
+func (jc *jobControl) family(j *job) []*job {
+	out := []*job{j}
+	for i := 0; i < len(out); i++ {
+		for _, k := range jc.jobs[out[i].id+1:] {
+			if k.parent == out[i].id {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// wait implements wait [%N|PID...]: with no argument it waits for every job the calling
+// shell started and returns 0; else it returns the status of the last one named, 127 for one
+// that is not a job of this script.
+func (jc *jobControl) wait(ctx context.Context, hc interp.HandlerContext, args []string) int {
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		for _, j := range jc.children(current(hc)) {
+			select {
+			case <-j.done:
+			case <-ctx.Done():
+				return 130
+			}
+		}
+		return 0
+	}
+	code := 0
+	for _, a := range args {
+		j := jc.lookup(a)
+		if j == nil {
+			fmt.Fprintf(hc.Stderr, "wait: %s: not a job of this script (wait takes %%N, as $! gives)\n", a)
+			code = 127
+			continue
+		}
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return 130
+		}
+		jc.mu.Lock()
+		code = j.status
+		jc.mu.Unlock()
+	}
+	return code
+}
+
+// children are the jobs that the shell of job id started.
+func (jc *jobControl) children(id int) []*job {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	var out []*job
+	for _, j := range jc.jobs[1:] {
+		if j.parent == id {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// lookup finds the job of %N, or of a pid one of its programs has.
+func (jc *jobControl) lookup(a string) *job {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	if id, ok := strings.CutPrefix(a, "%"); ok {
+		if n, err := strconv.Atoi(id); err == nil && n > 0 && n < len(jc.jobs) {
+			return jc.jobs[n]
+		}
+		return nil
+	}
+	if pid, err := strconv.Atoi(a); err == nil {
+		if id, ok := jc.procs[pid]; ok && id > 0 {
+			return jc.jobs[id]
+		}
+	}
+	return nil
+}
+
+// list implements jobs [-p]: the jobs the calling shell started, as "[N] State  command";
+// -p prints the process ids of their running programs instead.
+func (jc *jobControl) list(hc interp.HandlerContext, args []string) int {
+	pids := len(args) > 0 && args[0] == "-p"
+	if len(args) > 0 && !pids {
+		fmt.Fprintf(hc.Stderr, "jobs: %s: not supported (jobs or jobs -p)\n", args[0])
+		return 2
+	}
+	jobs := jc.children(current(hc))
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	for _, j := range jobs {
+		if pids {
+			for _, pid := range slices.Sorted(maps.Keys(j.procs)) {
+				fmt.Fprintln(hc.Stdout, pid)
+			}
+			continue
+		}
+		writeJob(hc.Stdout, j)
+	}
+	return 0
+}
+
+func writeJob(w io.Writer, j *job) {
+	state := "Running"
+	switch {
+	case !j.shellEnded || len(j.procs) > 0:
+	case j.killed:
+		state = "Killed (" + signalName(syscall.Signal(j.status-128)) + ")"
+	case j.status == 0:
+		state = "Done"
+	default:
+		state = fmt.Sprintf("Exit %d", j.status)
+	}
+	fmt.Fprintf(w, "[%d] %-20s %s\n", j.id, state, j.text)
+}
