@@ -9,6 +9,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -167,12 +170,42 @@ func waitPage(t *testing.T, ctx context.Context, cond string) {
 	}
 }
 
+// treeDigest lists every file under dir with its mode, size, time and SHA-256, to tell whether
+// anything wrote there.
+func treeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sum := ""
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum = fmt.Sprintf("%x", sha256.Sum256(data))
+		}
+		fmt.Fprintf(&b, "%s %v %d %d %s\n", strings.TrimPrefix(p, dir), fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), sum)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // reviewEnv runs testdata/e2e/ui/review.yaml (agent step replayed) and returns the env and
 // the run's id.
 func reviewEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t)
-	for _, f := range []string{"review.yaml", "child.yaml", "review.cassette.yaml", "live.yaml"} {
+	for _, f := range []string{"review.yaml", "child.yaml", "review.cassette.yaml"} {
 		e.copy(filepath.Join("..", "..", "testdata", "e2e", "ui", f), f)
 	}
 	e.write("notes/a.txt", "alpha\n")
@@ -192,7 +225,13 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 	e, runID := reviewEnv(t)
 	ctx := browser(t)
 	shots := artifacts(t)
+	before := treeDigest(t, filepath.Join(e.dir, ".awf"))
 	srv := startUI(t, e)
+	defer func() { // awf ui never writes: the state and the audit log are as they were
+		if after := treeDigest(t, filepath.Join(e.dir, ".awf")); after != before {
+			t.Errorf(".awf changed while awf ui showed it:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	}()
 
 	// The token URL sets the cookie and redirects to the runs list.
 	visit(t, ctx, srv.url)
@@ -322,20 +361,23 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 }
 
 // TestUIBrowserFollowsLiveRun opens the runs list before a run starts: the run appears
-// without a reload, and its page follows it to completion over server-sent events.
+// without a reload, and its page follows it to completion over server-sent events, its agent
+// step's calls appearing as the journal records them.
 func TestUIBrowserFollowsLiveRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
 	}
 	e := newEnv(t)
-	e.copy(filepath.Join("..", "..", "testdata", "e2e", "ui", "live.yaml"), "live.yaml")
+	for _, f := range []string{"live.yaml", "live.cassette.yaml"} {
+		e.copy(filepath.Join("..", "..", "testdata", "e2e", "ui", f), f)
+	}
 	ctx := browser(t)
 	shots := artifacts(t)
 	srv := startUI(t, e)
 	visit(t, ctx, srv.url)
 	eval[int](t, ctx, `window.__marker = 42`)
 
-	run := e.cmd(t.Context(), "run", "live.yaml", "--quiet")
+	run := e.cmd(t.Context(), "run", "live.yaml", "--replay", "live.cassette.yaml", "--quiet")
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +394,14 @@ func TestUIBrowserFollowsLiveRun(t *testing.T) {
 	eval[int](t, ctx, `window.__marker = 7`)
 	if status == "running" {
 		shoot(t, ctx, shots, "run-live")
+		// The first call ends two seconds before the second: the page shows it while the
+		// run goes on.
+		waitPage(t, ctx, `document.querySelector("#call-work-call_1 .badge.ok") !== null`)
+		if now := eval[string](t, ctx, `document.getElementById("run-status").innerText`); now != "running" {
+			t.Logf("the run had ended (%s) when its first call's result showed: the machine is slow", now)
+		} else {
+			shoot(t, ctx, shots, "run-live-call")
+		}
 	}
 	if err := run.Wait(); err != nil {
 		t.Fatalf("awf run live.yaml: %v", err)
@@ -368,8 +418,11 @@ func TestUIBrowserFollowsLiveRun(t *testing.T) {
 		t.Logf("the run had ended (%s) before its page opened: its live updates were not seen", status)
 	}
 	done := eval[[]string](t, ctx, `[...document.querySelectorAll(".timeline > section.step")].map(s => s.dataset.step + " " + s.querySelector(".status").innerText)`)
-	if strings.Join(done, ", ") != "first completed, second completed, third completed" {
+	if strings.Join(done, ", ") != "first completed, second completed, work completed" {
 		t.Errorf("timeline after the run = %q", done)
+	}
+	if calls := eval[int](t, ctx, `document.querySelectorAll("#step-work .call").length`); calls != 2 {
+		t.Errorf("agent step shows %d calls after the run, want 2", calls)
 	}
 	shoot(t, ctx, shots, "run-done")
 }

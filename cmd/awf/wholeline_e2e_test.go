@@ -29,6 +29,8 @@ func TestWholeLineCheckedBeforeAnythingRuns(t *testing.T) {
 		"M | curl x",
 		"M\ncurl x",
 		"M & curl x",
+		"M; curl x & kill $!; wait",
+		"M; { sleep 0; curl x; } & jobs",
 		"M; ls |& curl x",
 		"echo $(curl x) > MARK",
 		"echo `curl x` > MARK",

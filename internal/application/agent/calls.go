@@ -240,7 +240,7 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 		}
 		l.emit(finished(p.ref.ID, p.ref.Name, l.meta(p), p.res))
 		idx, res, rcv := p.idx, p.res, *p.recovery
-		return l.save(ctx, func(s *state.StepState) {
+		return l.save(ctx, []int{idx}, func(s *state.StepState) {
 			finishRecord(s, idx, res)
 			settleRecord(s, idx, rcv, nil)
 		})
@@ -250,7 +250,7 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 		}
 		l.emit(ports.Event{Kind: ports.ToolStarted, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p)})
 		idx, rcv, intent := p.idx, *p.recovery, l.intent(ctx, p)
-		return l.save(ctx, func(s *state.StepState) { settleRecord(s, idx, rcv, intent) })
+		return l.save(ctx, []int{idx}, func(s *state.StepState) { settleRecord(s, idx, rcv, intent) })
 	}
 	rec := state.ToolCallRecord{ID: p.ref.ID, Tool: p.ref.Name, Arguments: p.args}
 	if p.kind == callRun {
@@ -267,7 +267,7 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 		rec.InFlight = true
 		l.emit(ports.Event{Kind: ports.ToolStarted, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p)})
 	}
-	return l.save(ctx, func(s *state.StepState) {
+	return l.save(ctx, nil, func(s *state.StepState) {
 		s.ToolCalls = append(s.ToolCalls, rec)
 		p.idx = len(s.ToolCalls) - 1
 		if rec.Result != nil {
@@ -330,7 +330,7 @@ func (l *loop) end(ctx context.Context, p *pendingCall) error {
 	}
 	l.emit(finished(p.ref.ID, p.ref.Name, l.meta(p), p.res))
 	idx, res := p.idx, p.res
-	return l.save(ctx, func(s *state.StepState) { finishRecord(s, idx, res) })
+	return l.save(ctx, []int{idx}, func(s *state.StepState) { finishRecord(s, idx, res) })
 }
 
 // finished is the event of a call that has its result.
@@ -433,7 +433,7 @@ func (l *loop) closeAbandoned(ctx context.Context) error {
 		}
 		out = append(out, c)
 	}
-	return l.save(ctx, func(s *state.StepState) {
+	return l.save(ctx, idxs, func(s *state.StepState) {
 		for _, c := range out {
 			finishRecord(s, c.idx, c.res)
 			settleRecord(s, c.idx, c.rcv, nil)

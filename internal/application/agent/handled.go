@@ -34,7 +34,7 @@ func (l *loop) recordHandled(ctx context.Context, calls []state.ToolCallRecord) 
 		}
 		recs[i] = state.ToolCallRecord{ID: c.ID, Tool: c.Tool, Arguments: args, Result: &res}
 	}
-	err := l.save(ctx, func(s *state.StepState) {
+	err := l.save(ctx, nil, func(s *state.StepState) {
 		for _, r := range recs {
 			s.ToolCalls = append(s.ToolCalls, r)
 			addStats(s, *r.Result)

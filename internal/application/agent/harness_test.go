@@ -26,13 +26,16 @@ type record struct {
 	s         state.StepState
 	saves     int
 	snapshots [][]state.ToolCallRecord
+	changes   []ports.StepChanges // what each save said it changed
 }
 
-func (r *record) save(_ context.Context, mutate func(*state.StepState)) error {
+func (r *record) save(ctx context.Context, mutate func(*state.StepState)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	mutate(&r.s)
 	r.saves++
+	ch, _ := ports.StepChangesOf(ctx)
+	r.changes = append(r.changes, ch)
 	snap := slices.Clone(r.s.ToolCalls)
 	for i, c := range snap {
 		if c.Result != nil {

@@ -161,7 +161,7 @@ func (l *loop) noCalls(ctx context.Context) (done bool, err error) {
 	// F033 refinement: the stop condition does not hold yet, so the step's prompt is sent
 	// again for another turn. The turn is saved, as tool calls are.
 	l.append(state.Message{Role: "user", Content: l.prompt})
-	return false, l.save(ctx, func(*state.StepState) {})
+	return false, l.save(ctx, nil, func(*state.StepState) {})
 }
 
 // stop ends a conversation early. Calls the last reply asked for are not run: the model
@@ -276,11 +276,15 @@ func (l *loop) append(m state.Message) {
 }
 
 // save persists the step's live record: tokens, the conversation in conversation mode, and
-// whatever mutate changes.
-func (l *loop) save(ctx context.Context, mutate func(*state.StepState)) error {
+// whatever mutate changes. calls are the indexes of the tool call records already saved that
+// mutate changes; records it appends need no mention. The store is told so
+// (ports.StepChanges), and that the conversation and the turns are only appended to (or
+// replaced whole, see compact), so that a save does not compare every earlier call.
+func (l *loop) save(ctx context.Context, calls []int, mutate func(*state.StepState)) error {
 	tokens := l.tokens
 	conv := l.conversation()
 	turns := l.turns[:len(l.turns):len(l.turns)]
+	ctx = ports.WithStepChanges(ctx, ports.StepChanges{Calls: calls})
 	err := l.sc.Save(ctx, func(s *state.StepState) {
 		if tokens != (state.Tokens{}) {
 			s.Tokens = &tokens

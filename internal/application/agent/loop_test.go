@@ -386,6 +386,29 @@ func TestDuplicateAndMissingCallIDs(t *testing.T) {
 	}
 }
 
+// TestSavesSayWhatChanged checks that every save of a call says which records already saved
+// it changes (ports.StepChanges), so that the store compares those only: none when it adds
+// the call in flight, the call's own when it records the result.
+func TestSavesSayWhatChanged(t *testing.T) {
+	h := newHarness(t,
+		portstest.Calls(1, call("read_file", `{"path":"a"}`), call("write_file", `{"path":"b"}`)),
+		portstest.Calls(3, call("read_file", `{"path":"c"}`)),
+		portstest.Text("done"))
+	h.tool("read_file", tool.Annotations{ReadOnly: true}, ok("read_file"))
+	h.tool("write_file", tool.Annotations{}, ok("write_file"))
+	if _, err := h.run(step("read_file", "write_file")); err != nil {
+		t.Fatal(err)
+	}
+	var got [][]int
+	for _, ch := range h.rec.changes {
+		got = append(got, ch.Calls)
+	}
+	want := [][]int{nil, {0}, nil, {1}, nil, {2}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes said by the saves (-want +got):\n%s", diff)
+	}
+}
+
 func TestStatePersistedAroundEveryCall(t *testing.T) {
 	h := newHarness(t,
 		portstest.Calls(1, call("read_file", `{"path":"a"}`), call("write_file", `{"path":"b"}`)),

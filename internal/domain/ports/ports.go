@@ -96,6 +96,31 @@ type StepJournal interface {
 	AppendStep(ctx context.Context, run *state.RunState, step string) error
 }
 
+// StepChanges says what a save of a step changed in the step's lists, so that a StepJournal
+// need not compare every tool call record, message and turn with what it saved last: at the
+// two-thousandth call of an agent step, that comparison would cost more than the save. A
+// caller that gives it (WithStepChanges) promises that, since the step's last save, of the
+// tool call records that save held only those at the indexes in Calls changed (records added
+// after them need no mention), and that the conversation's messages and the step's turns were
+// only added to at their ends, or replaced by new lists. A save without it, or a list cut
+// short, is compared whole.
+type StepChanges struct {
+	Calls []int
+}
+
+type stepChangesKey struct{}
+
+// WithStepChanges returns ctx saying what the save made with it changed (see StepChanges).
+func WithStepChanges(ctx context.Context, ch StepChanges) context.Context {
+	return context.WithValue(ctx, stepChangesKey{}, ch)
+}
+
+// StepChangesOf returns what ctx says a save changed, and false when it says nothing.
+func StepChangesOf(ctx context.Context) (StepChanges, bool) {
+	ch, ok := ctx.Value(stepChangesKey{}).(StepChanges)
+	return ch, ok
+}
+
 // StateRecovery is implemented by state stores that keep a run in more than one piece (a
 // state file and a journal of later changes) and can read one whose later changes are
 // damaged.

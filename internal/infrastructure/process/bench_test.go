@@ -61,7 +61,7 @@ func benchRun(b *testing.B, req ports.ProcessRequest) {
 // compare the two within one run (the machine may be loaded), min and median of -count runs.
 //
 // In a workflow, calls are apart: the step's own work (state, journal, audit) comes between
-// them, and the helper of the next call starts meanwhile (warm.go). The paced sub-benchmarks
+// them, and the helpers of the next calls start meanwhile (warm.go). The paced sub-benchmarks
 // leave pause (outside the timer) between calls to measure that; the others run calls back to
 // back, where the next helper's start competes with the call. workspace adds a working
 // directory of 2,000 entries in 200 directories, which the protected-path search visits;

@@ -10,6 +10,7 @@ package process
 //     the starting shell (its call is rewritten to `eval __awf_bang=%N`); the job's shell marks
 //     itself with __awf_job, which everything it runs (functions, subshells) sees; ( STMT )
 //     keeps an `exit` inside the job from skipping awf:job-done, which records the status.
+//   - The code of eval and trap calls is rewritten the same way when they run (rewriteCode).
 //   - kill, wait, jobs and ulimit calls are renamed to awf:kill... and served by jobBuiltins.
 //   - Every program the script starts is registered with its job (programExec), so that kill
 //     can signal it and wait can wait for it.
@@ -171,6 +172,9 @@ func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error)
 	if args[0] == jobNewCmd {
 		return []string{"eval", bangVar + "=%" + strconv.Itoa(jc.newJob(cur, args[1]))}, nil
 	}
+	if args[0] == "eval" || args[0] == "trap" {
+		return rewriteCode(args), nil
+	}
 	name, rest, viaCommand := args[0], args[1:], false
 	if (name == "command" || name == "builtin") && len(args) > 1 && slices.Contains(jobBuiltins, args[1]) {
 		name, rest, viaCommand = args[1], args[2:], true
@@ -179,6 +183,38 @@ func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error)
 		return append([]string{jobPrefix + name}, rest...), nil
 	}
 	return args, nil
+}
+
+// rewriteCode applies rewriteJobs to the code that an eval or trap call runs, text that the
+// interpreter parses only then: a job it starts and the $! it reads are awf's too. Code that
+// does not parse is left to the interpreter, which reports it.
+func rewriteCode(args []string) []string {
+	at, code := 1, ""
+	switch args[0] {
+	case "eval":
+		code = strings.Join(args[1:], " ")
+	case "trap":
+		if len(args) < 3 || strings.HasPrefix(args[1], "-") {
+			return args
+		}
+		code = args[1]
+	}
+	if !strings.ContainsAny(code, "&!") {
+		return args
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(code), "")
+	if err != nil {
+		return args
+	}
+	rewriteJobs(file)
+	var out bytes.Buffer
+	if err := syntax.NewPrinter().Print(&out, file); err != nil {
+		return args
+	}
+	if args[0] == "eval" {
+		return []string{"eval", out.String()}
+	}
+	return append([]string{args[0], out.String()}, args[at+1:]...)
 }
 
 func (jc *jobControl) newJob(parent int, text string) int {
@@ -263,7 +299,7 @@ func (jc *jobControl) signal(pid int, sig syscall.Signal) error {
 		return kill(pid, sig)
 	}
 	err := kill(-pid, sig)
-	if err == nil && pidNamespaces.Load() && terminates(sig) && !handles(pid, sig) {
+	if err == nil && sig != syscall.SIGKILL && pidNamespaces.Load() && terminates(sig) && !handles(pid, sig) {
 		err = kill(-pid, syscall.SIGKILL)
 	}
 	return err

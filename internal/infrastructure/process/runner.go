@@ -62,9 +62,9 @@ type Config struct {
 	// Proxy returns the loopback port of the filtering proxy for a host allowlist (started on
 	// first use); nil leaves an allowlist without network. See internal/infrastructure/netproxy.
 	Proxy func(hosts []string) (port int, err error)
-	// Warm starts the helper of the next Run as soon as a Run ends, so that the next Run
-	// finds it past its start-up, waiting for its request (warm.go). The owner of such a
-	// Runner calls Close when done; a helper no Run takes is stopped after WarmIdle.
+	// Warm starts helpers for the next Runs as soon as a Run ends, so that the next Run
+	// finds one past its start-up, waiting for its request (warm.go). The owner of such a
+	// Runner calls Close when done; helpers no Run takes are stopped after WarmIdle.
 	Warm bool
 }
 
@@ -73,7 +73,7 @@ type Config struct {
 type Runner struct {
 	cfg    Config
 	exeErr error // from os.Executable, reported by Run
-	warm   warm  // the helper started ahead for the next Run
+	warm   warm  // the helpers started ahead for the next Runs
 	// protect finds the protected paths of each sandboxed run, re-reading only the
 	// directories that changed since the last one. [sandbox]
 	protect sandbox.ProtectIndex

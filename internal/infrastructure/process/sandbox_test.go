@@ -9,6 +9,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -170,15 +171,15 @@ func TestRunWarmHelper(t *testing.T) {
 	}
 }
 
-// waitWarm waits for the runner's helper started ahead and returns its pid.
+// waitWarm waits for a helper started ahead and returns the pid of the one the next Run takes.
 func waitWarm(t *testing.T, r *Runner) int {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		r.warm.mu.Lock()
-		p := r.warm.p
+		ready := slices.Clone(r.warm.ready)
 		r.warm.mu.Unlock()
-		if p != nil {
-			return p.pid
+		if len(ready) > 0 {
+			return ready[0].pid
 		}
 	}
 	t.Fatal("no helper was started ahead")

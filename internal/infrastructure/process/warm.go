@@ -1,13 +1,13 @@
 package process
 
-// A helper started ahead (Config.Warm): as soon as a Run ends, the helper of the next run like
-// it (same clone flags, credentials and descriptors) is started, so that the next Run finds
-// it past the executable's start-up, its package initialisers and the creation of its
-// namespaces, waiting for its request. The request still carries everything of the run (the
-// sandbox spec the helper applies, the working directory it enters); the cgroup, which
-// belongs to one run, is joined when the helper is taken (sandbox.Launch.Enroll). Nothing of
-// one run reaches the next: every run has a helper process of its own, which runs one
-// request and exits.
+// Helpers started ahead (Config.Warm): as soon as a Run ends, helpers for the next runs like
+// it (same clone flags, credentials and descriptors) are started, up to warmDepth, so that
+// the next Run finds one past the executable's start-up, its package initialisers and the
+// creation of its namespaces, waiting for its request. The request still carries everything
+// of the run (the sandbox spec the helper applies, the working directory it enters); the
+// cgroup, which belongs to one run, is joined when the helper is taken
+// (sandbox.Launch.Enroll). Nothing of one run reaches the next: every run has a helper
+// process of its own, which runs one request and exits.
 
 import (
 	"fmt"
@@ -17,17 +17,23 @@ import (
 	"time"
 )
 
-// WarmIdle is how long a helper started ahead waits for a Run before it is stopped: long
+// WarmIdle is how long helpers started ahead wait for a Run before they are stopped: long
 // enough for a model's turn between two tool calls.
 const WarmIdle = 5 * time.Minute
 
-// warm holds at most one helper started ahead, for runs whose helper attributes have its key.
-// The zero value is ready; safe for concurrent use.
+// warmDepth is how many helpers are kept started ahead: two, so that on a loaded machine,
+// where a helper's start takes longer than the time between two runs, each has the time of
+// two runs to start.
+const warmDepth = 2
+
+// warm holds the helpers started ahead, for runs whose helper attributes have its key. The
+// zero value is ready; safe for concurrent use.
 type warm struct {
-	mu  sync.Mutex
-	p   *proc  // waiting for its request; nil when none
-	key string // the attributes p was (or is being) started with
-	// starting is closed when the helper being started is in p (or failed); nil when none is.
+	mu    sync.Mutex
+	ready []*proc // waiting for their request, oldest first
+	key   string  // the attributes of ready and of the helpers being started
+	// starting is closed when a helper being started is in ready (or the start failed); nil
+	// when none is being started.
 	starting chan struct{}
 	timer    *time.Timer
 	closed   bool
@@ -42,78 +48,94 @@ func warmKey(attr *syscall.SysProcAttr, extra []*os.File) string {
 	return key
 }
 
-// take returns the helper started ahead when it has the attributes of attr and extra and is
-// still waiting (waiting for it when it is being started), or nil; the caller owns it. A
-// helper with other attributes is stopped.
+// take returns a helper started ahead with the attributes of attr and extra that is still
+// waiting (waiting for one being started if none is), or nil; the caller owns it. Helpers
+// with other attributes are stopped.
 func (w *warm) take(attr *syscall.SysProcAttr, extra []*os.File) *proc {
 	key := warmKey(attr, extra)
 	w.mu.Lock()
-	if starting := w.starting; starting != nil && w.key == key {
+	if starting := w.starting; len(w.ready) == 0 && starting != nil && w.key == key {
 		w.mu.Unlock()
 		<-starting
 		w.mu.Lock()
 	}
-	p, same := w.p, w.key == key
-	w.p = nil
-	if w.timer != nil {
-		w.timer.Stop()
+	var p *proc
+	stale := w.ready
+	if w.key == key && len(w.ready) > 0 {
+		p, stale = w.ready[0], nil
+		w.ready = w.ready[1:]
+	} else {
+		w.ready = nil
 	}
 	w.mu.Unlock()
-	if p == nil {
-		return nil
-	}
-	if !same || p.exited() {
+	discardAll(stale)
+	if p != nil && p.exited() {
 		p.discard()
 		return nil
 	}
 	return p
 }
 
-// refill starts, in the background, the helper of the next run with attr (without its cgroup)
-// and extra, unless one is waiting or being started. One that fails to start is left: the
-// next run starts its own.
+// refill starts, in the background and one after the other, helpers with attr (without its
+// cgroup) and extra until warmDepth wait, unless some are being started already. Waiting
+// helpers with other attributes are stopped. A start that fails ends the refill: the next
+// run starts its own helper.
 func (w *warm) refill(r *Runner, attr *syscall.SysProcAttr, extra []*os.File) {
 	a := withoutCgroup(attr)
+	key := warmKey(&a, extra)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.p != nil || w.starting != nil || w.closed {
+	if w.closed || w.starting != nil {
 		return
 	}
-	starting := make(chan struct{})
-	w.key, w.starting = warmKey(&a, extra), starting
+	if w.key != key {
+		go discardAll(w.ready)
+		w.ready, w.key = nil, key
+	}
+	if len(w.ready) >= warmDepth {
+		return
+	}
+	w.starting = make(chan struct{})
 	go func() {
-		p, err := r.spawn(&a, extra)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		defer close(starting)
-		w.starting = nil
-		switch {
-		case err != nil:
-		case w.closed:
-			go p.discard()
-		default:
-			w.p = p
-			if w.timer == nil {
-				w.timer = time.AfterFunc(WarmIdle, w.expire)
-			} else {
-				w.timer.Reset(WarmIdle)
+		for more := true; more; {
+			p, err := r.spawn(&a, extra)
+			w.mu.Lock()
+			if err == nil && !w.closed && w.key == key {
+				w.ready = append(w.ready, p)
+				w.idle()
+			} else if err == nil {
+				go p.discard()
 			}
+			more = err == nil && !w.closed && w.key == key && len(w.ready) < warmDepth
+			close(w.starting)
+			w.starting = nil
+			if more {
+				w.starting = make(chan struct{})
+			}
+			w.mu.Unlock()
 		}
 	}()
 }
 
-// expire stops the waiting helper: no run came for WarmIdle.
-func (w *warm) expire() {
-	w.mu.Lock()
-	p := w.p
-	w.p = nil
-	w.mu.Unlock()
-	if p != nil {
-		p.discard()
+// idle (re)starts the timer that stops the waiting helpers after WarmIdle. w.mu is held.
+func (w *warm) idle() {
+	if w.timer == nil {
+		w.timer = time.AfterFunc(WarmIdle, w.expire)
+		return
 	}
+	w.timer.Reset(WarmIdle)
 }
 
-// close stops the waiting helper and starts no more.
+// expire stops the waiting helpers: no run came for WarmIdle.
+func (w *warm) expire() {
+	w.mu.Lock()
+	ready := w.ready
+	w.ready = nil
+	w.mu.Unlock()
+	discardAll(ready)
+}
+
+// close stops the waiting helpers and starts no more.
 func (w *warm) close() {
 	w.mu.Lock()
 	w.closed = true
@@ -121,7 +143,7 @@ func (w *warm) close() {
 	w.expire()
 }
 
-// Close stops the helper started ahead for the next Run, if any, and starts no more: Runs
+// Close stops the helpers started ahead for the next Runs, if any, and starts no more: Runs
 // after Close start their helper when they need it. Idempotent.
 func (r *Runner) Close() error {
 	r.warm.close()
@@ -131,6 +153,13 @@ func (r *Runner) Close() error {
 // exited reports whether the helper, which has not been given a request, is gone.
 func (p *proc) exited() bool {
 	return hasExited(p.pid)
+}
+
+// discardAll discards each of ps.
+func discardAll(ps []*proc) {
+	for _, p := range ps {
+		p.discard()
+	}
 }
 
 // discard stops a helper that was never given a request, reaps it and closes its pipes.

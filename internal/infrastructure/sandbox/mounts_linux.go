@@ -270,7 +270,7 @@ func (m *mounts) protect() error {
 	if err != nil {
 		return err
 	}
-	defer src.close()
+	defer src.close() // attached by then, mostly: see maskSource.attached
 	var done []string
 	for _, p := range slices.Compact(targets) {
 		if coveredBy(p, done) {

@@ -168,6 +168,10 @@ func (l *Launch) planNamespaces(s *Spec, rep Report) error {
 	if rep.Root {
 		if rep.Available(LayerUID) && slices.Contains(plan.Namespaces, LayerMountNS) {
 			plan.DropUID, plan.IDMap = NobodyUID, true
+			// Root, for the mounts, but already in the group it drops to, with no others:
+			// the helper then changes its uid only (dropUID), each change being a call on
+			// every thread of a Go process.
+			attr.Credential = &syscall.Credential{Uid: 0, Gid: NobodyUID, Groups: []uint32{}}
 		}
 		return nil
 	}

@@ -15,6 +15,11 @@ import (
 // ever sees it.
 type maskSource struct {
 	fd int // the detached mount
+	// attached says the source is mounted beneath the first directory it hides: closing fd
+	// then leaves it to go with the mount namespace. Closing a detached mount unmounts it,
+	// which waits for an RCU grace period: up to milliseconds on a loaded machine, for every
+	// call.
+	attached bool
 	// files are masks with content, by the path they hide (a git config's safe keys).
 	files map[string]string
 }
@@ -88,13 +93,20 @@ func (s *maskSource) create(name string, data []byte) error {
 func (s *maskSource) close() { unix.Close(s.fd) }
 
 // hide mounts the empty directory over the directory p, or the empty file over anything
-// else. Kernels that cannot clone from a detached mount (before 6.15) get a fresh tmpfs
+// else. The first directory hidden gets the source itself mounted beneath its mask, out of
+// sight. Kernels that cannot clone from a detached mount (before 6.15) get a fresh tmpfs
 // over a directory and /dev/null on a nodev mount over a file, which refuses reads and
 // writes alike.
 func (s *maskSource) hide(p string) error {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil // gone since it was found: nothing to hide
+	}
+	if fi.IsDir() && !s.attached {
+		if err := unix.MoveMount(s.fd, "", unix.AT_FDCWD, p, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return fmt.Errorf("mountns: hide protected %s: %w", p, err)
+		}
+		s.attached = true
 	}
 	name := maskFile
 	if fi.IsDir() {

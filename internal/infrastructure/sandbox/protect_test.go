@@ -73,6 +73,24 @@ func BenchmarkProtectMatches(b *testing.B) {
 	}
 }
 
+// BenchmarkProtectIndex is BenchmarkProtectMatches through one index, as the calls of a run
+// walk the workspace: unchanged directories are checked (lstat), not read.
+func BenchmarkProtectIndex(b *testing.B) {
+	ws := "/usr/local/go/src"
+	if _, err := os.Stat(ws); err != nil {
+		b.Skip("needs a Go source tree at " + ws)
+	}
+	var pats []string
+	for _, p := range DefaultProtect {
+		pats = append(pats, filepath.Join(ws, p))
+	}
+	var idx ProtectIndex
+	idx.Matches(ws, pats)
+	for b.Loop() {
+		idx.Matches(ws, pats)
+	}
+}
+
 // BenchmarkResolveExec measures the resolution of an exec allowlist of git, make and ls.
 func BenchmarkResolveExec(b *testing.B) {
 	s := &Spec{Commands: []string{"git", "make", "ls"}, Write: []string{b.TempDir()}}

@@ -32,7 +32,11 @@ type journalEntry struct {
 	Record    *state.StepState                  `json:"record,omitempty"`
 	ToolCalls *listChange[state.ToolCallRecord] `json:"tool_calls,omitempty"`
 	Messages  *listChange[state.Message]        `json:"messages,omitempty"`
+	Turns     *listChange[state.Turn]           `json:"turns,omitempty"`
 }
+
+// listLens are the lengths of a step's lists as the journal last knew them.
+type listLens struct{ calls, msgs, turns int }
 
 // listChange is the new length of a list and the items that changed.
 type listChange[T any] struct {
@@ -54,7 +58,7 @@ var errNotJournaled = errors.New("the change cannot be journaled exactly")
 // newEntry builds the entry for the changes ch found in step name, whose record as written
 // (large outputs moved to files) is st. An entry with no change still records updated_at.
 func newEntry(seq int64, updated time.Time, name string, st *state.StepState, ch stepChanges,
-	prevCalls, prevMsgs int) (journalEntry, error) {
+	prev listLens) (journalEntry, error) {
 	en := journalEntry{Seq: seq, UpdatedAt: updated, Step: name}
 	var msgs []state.Message
 	if st.Conversation != nil {
@@ -67,7 +71,7 @@ func newEntry(seq int64, updated time.Time, name string, st *state.StepState, ch
 		}
 		en.Record = rec
 	}
-	if len(ch.calls) > 0 || len(st.ToolCalls) != prevCalls {
+	if len(ch.calls) > 0 || len(st.ToolCalls) != prev.calls {
 		en.ToolCalls = &listChange[state.ToolCallRecord]{Len: len(st.ToolCalls)}
 		for _, i := range ch.calls {
 			c := st.ToolCalls[i]
@@ -80,10 +84,16 @@ func newEntry(seq int64, updated time.Time, name string, st *state.StepState, ch
 		}
 	}
 	// A step without a conversation has no messages: its record, changed, says so.
-	if st.Conversation != nil && (len(ch.msgs) > 0 || len(msgs) != prevMsgs) {
+	if st.Conversation != nil && (len(ch.msgs) > 0 || len(msgs) != prev.msgs) {
 		en.Messages = &listChange[state.Message]{Len: len(msgs)}
 		for _, i := range ch.msgs {
 			en.Messages.Set = append(en.Messages.Set, indexed[state.Message]{i, msgs[i]})
+		}
+	}
+	if len(ch.turns) > 0 || len(st.Turns) != prev.turns {
+		en.Turns = &listChange[state.Turn]{Len: len(st.Turns)}
+		for _, i := range ch.turns {
+			en.Turns.Set = append(en.Turns.Set, indexed[state.Turn]{i, st.Turns[i]})
 		}
 	}
 	return en, nil
@@ -92,7 +102,7 @@ func newEntry(seq int64, updated time.Time, name string, st *state.StepState, ch
 // recordOf returns the step without its lists, its response in JSON's terms.
 func recordOf(st *state.StepState) (*state.StepState, error) {
 	rec := *st
-	rec.ToolCalls = nil
+	rec.ToolCalls, rec.Turns = nil, nil
 	if st.Conversation != nil {
 		conv := *st.Conversation
 		conv.Messages = nil
@@ -251,9 +261,12 @@ func (en *journalEntry) apply(run *state.RunState) error {
 	}
 	st := run.States[en.Step]
 	if en.Record != nil {
-		calls, conv := st.ToolCalls, st.Conversation
+		calls, conv, turns := st.ToolCalls, st.Conversation, st.Turns
 		*st = *en.Record
 		st.ToolCalls = calls
+		if st.Turns == nil { // an earlier awf wrote them in the record
+			st.Turns = turns
+		}
 		if st.Conversation != nil {
 			st.Conversation.Messages = nil
 			if conv != nil {
@@ -275,6 +288,11 @@ func (en *journalEntry) apply(run *state.RunState) error {
 			return fmt.Errorf("messages of step %q: %w", en.Step, err)
 		}
 	}
+	if en.Turns != nil {
+		if st.Turns, err = en.Turns.apply(st.Turns); err != nil {
+			return fmt.Errorf("turns of step %q: %w", en.Step, err)
+		}
+	}
 	run.UpdatedAt = en.UpdatedAt
 	return nil
 }
@@ -293,6 +311,11 @@ func (en *journalEntry) check(run *state.RunState) error {
 	if en.ToolCalls != nil {
 		if err := en.ToolCalls.check(); err != nil {
 			return fmt.Errorf("tool calls of step %q: %w", en.Step, err)
+		}
+	}
+	if en.Turns != nil {
+		if err := en.Turns.check(); err != nil {
+			return fmt.Errorf("turns of step %q: %w", en.Step, err)
 		}
 	}
 	if en.Messages != nil {

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -94,7 +95,7 @@ func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string
 	var done bool
 	var err error
 	if e.j.size <= max(e.j.snapshot, s.compactFloor) {
-		done, err = s.appendStep(run, step, e)
+		done, err = s.appendStep(ctx, run, step, e)
 	}
 	if err == nil && !done {
 		err = s.save(run, e)
@@ -106,8 +107,10 @@ func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string
 }
 
 // appendStep journals the changes of step name; done is false when a Save must be made
-// instead. A failure leaves no baseline, so that the next save rewrites the state file.
-func (s *Store) appendStep(run *state.RunState, name string, e *runEntry) (done bool, err error) {
+// instead. A failure leaves no baseline, so that the next save rewrites the state file. When
+// ctx says what changed (ports.StepChanges), only that is compared and looked at for large
+// outputs, so that the cost does not grow with the step's lists.
+func (s *Store) appendStep(ctx context.Context, run *state.RunState, name string, e *runEntry) (done bool, err error) {
 	ok, added := e.canJournal(run, name)
 	if !ok {
 		return false, nil
@@ -122,17 +125,24 @@ func (s *Store) appendStep(run *state.RunState, name string, e *runEntry) (done 
 	if added {
 		enc = &stepEncoder{}
 	}
-	prevCalls, prevMsgs := len(enc.calls.was), len(enc.msgs.was)
+	prev := listLens{len(enc.calls.was), len(enc.msgs.was), len(enc.turns.was)}
 	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}, seen: e.seen}
-	xs := x.step(name, st)
-	ch, err := enc.changes(name, xs)
+	var xs *state.StepState
+	var ch stepChanges
+	if hint, ok := ports.StepChangesOf(ctx); ok {
+		ch, err = enc.changes(name, st, &hint)
+		xs = x.changedStep(name, st, ch)
+	} else {
+		xs = x.step(name, st)
+		ch, err = enc.changes(name, xs, nil)
+	}
 	if err != nil {
 		return false, fmt.Errorf("encode: %w", err)
 	}
 	if ch.whole {
 		return false, nil
 	}
-	en, err := newEntry(e.j.seq+1, run.UpdatedAt, name, xs, ch, prevCalls, prevMsgs)
+	en, err := newEntry(e.j.seq+1, run.UpdatedAt, name, xs, ch, prev)
 	if errors.Is(err, errNotJournaled) {
 		return false, nil
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -614,4 +615,26 @@ func TestJournalFoldedWhenLargerThanStateFile(t *testing.T) {
 	}
 	alone, _ := onDisk(t, s, run.ID)
 	assertSame(t, alone, run)
+}
+
+// TestJournalTurnsInTheRecord reads a journal line written by an earlier awf, which held an
+// agent step's turns in its record rather than as a list of their own.
+func TestJournalTurnsInTheRecord(t *testing.T) {
+	s := newStore(t, t.TempDir())
+	run := savedAgentRun(t, s, 1)
+	line := `{"seq":1,"updated_at":"2026-03-01T10:00:05Z","step":"implement","record":{"status":"running",` +
+		`"turns":[{"text":"one","calls":["call_0"],"finish_reason":"tool_calls"},{"finish_reason":"stop"}]}}` + "\n"
+	if err := os.WriteFile(s.journalPath(run.ID), []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := newStore(t, s.Dir()).Load(t.Context(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []state.Turn{{Text: "one", Calls: []string{"call_0"}, FinishReason: "tool_calls"}, {FinishReason: "stop"}}
+	if turns := got.States["implement"].Turns; !slices.EqualFunc(turns, want, func(a, b state.Turn) bool {
+		return a.Text == b.Text && slices.Equal(a.Calls, b.Calls) && a.FinishReason == b.FinishReason
+	}) {
+		t.Errorf("turns = %+v, want %+v", turns, want)
+	}
 }

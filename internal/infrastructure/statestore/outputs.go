@@ -141,6 +141,31 @@ func (x *externalizer) step(name string, st *state.StepState) *state.StepState {
 	return &sc
 }
 
+// changedStep is step for a journal line whose changes ch are known: it looks only at the
+// tool calls and messages that changed, and returns st itself when neither they nor the
+// step's output go to a file (nearly always), step's copy otherwise.
+func (x *externalizer) changedStep(name string, st *state.StepState, ch stepChanges) *state.StepState {
+	if x.large(st.Output) || st.OutputFile != "" || st.OutputSize != 0 {
+		return x.step(name, st)
+	}
+	var msgs []state.Message
+	if st.Conversation != nil {
+		msgs = st.Conversation.Messages
+	}
+	seen := x.seenOf(name, len(st.ToolCalls), len(msgs))
+	for _, i := range ch.calls {
+		if r := st.ToolCalls[i].Result; r != nil && x.resultNeedsCopy(r, seen.outputs, i) {
+			return x.step(name, st)
+		}
+	}
+	for _, i := range ch.msgs {
+		if x.messageNeedsCopy(&msgs[i], seen.contents, i) {
+			return x.step(name, st)
+		}
+	}
+	return st
+}
+
 // seenOf returns the texts seen of step name, sized for its lists.
 func (x *externalizer) seenOf(name string, calls, msgs int) *seenTexts {
 	seen := x.seen[name]

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -38,13 +39,18 @@ type stepEncoder struct {
 	callAt, msgAt int
 	calls         records[state.ToolCallRecord, savedCall]
 	msgs          records[state.Message, savedMessage]
+	// turns are copies of the step's turns, for the journal, which holds them as a list of
+	// its own (they are in the skeleton's YAML).
+	turns records[state.Turn, savedTurn]
 }
 
 // records is the YAML of a list's items of type T, each with a copy of the item it was
-// encoded from, of type C. An item's YAML is "" until it is encoded.
+// encoded from, of type C. An item's YAML is "" until it is encoded. arr is the array of the
+// list last seen, for updateSome.
 type records[T, C any] struct {
 	was  []C
 	yaml []string
+	arr  unsafe.Pointer
 }
 
 // Indentation of the items of a step's lists in the state file: "states:" at 0, the step's
@@ -76,13 +82,13 @@ var placeholderText = sync.OnceValues(func() ([2]string, error) {
 })
 
 // stepChanges says what an update of a stepEncoder found changed since the last one: the
-// step's fields other than its lists (record), and the indexes of the tool calls and
-// messages that changed or were added. whole is set when the step is encoded in one piece,
-// without copies of its records: then nothing is known of what changed.
+// step's fields other than its lists (record), and the indexes of the tool calls, messages
+// and, for the journal, turns that changed or were added. whole is set when the step is
+// encoded in one piece, without copies of its records: then nothing is known of what changed.
 type stepChanges struct {
-	record      bool
-	calls, msgs []int
-	whole       bool
+	record             bool
+	calls, msgs, turns []int
+	whole              bool
 }
 
 // encode appends the YAML of step name to parts.
@@ -102,18 +108,20 @@ func (s *stepEncoder) encode(parts []string, name string, st *state.StepState) (
 
 // update brings the encoder's copies and YAML up to date with st and says what changed.
 func (s *stepEncoder) update(name string, st *state.StepState) (stepChanges, error) {
-	return s.compare(name, st, false)
+	return s.compare(name, st, false, nil)
 }
 
 // changes brings the encoder's copies up to date with st and says what changed, for the
-// journal: the YAML of what changed is left to the next update, and a record whose fields
-// are the very values last seen is taken as unchanged without comparing what they hold (see
-// sameCallIdentity and sameMessageIdentity). A step encoded whole says so, and nothing else.
-func (s *stepEncoder) changes(name string, st *state.StepState) (stepChanges, error) {
-	return s.compare(name, st, true)
+// journal: the YAML of what changed is left to the next update, a record whose fields are the
+// very values last seen is taken as unchanged without comparing what they hold (see
+// sameCallIdentity and sameMessageIdentity), and with hint only the records it names, and
+// those added, are compared (see records.updateSome). A step encoded whole says so, and
+// nothing else.
+func (s *stepEncoder) changes(name string, st *state.StepState, hint *ports.StepChanges) (stepChanges, error) {
+	return s.compare(name, st, true, hint)
 }
 
-func (s *stepEncoder) compare(name string, st *state.StepState, journal bool) (stepChanges, error) {
+func (s *stepEncoder) compare(name string, st *state.StepState, journal bool, hint *ports.StepChanges) (stepChanges, error) {
 	if s.whole != nil {
 		if journal || equal(reflect.ValueOf(s.whole), reflect.ValueOf(st)) {
 			return stepChanges{whole: true}, nil
@@ -126,6 +134,9 @@ func (s *stepEncoder) compare(name string, st *state.StepState, journal bool) (s
 	}
 	var ch stepChanges
 	sk := skeletonOf(st)
+	if journal {
+		sk = withoutTurns(sk)
+	}
 	if !equal(reflect.ValueOf(s.was), reflect.ValueOf(sk)) {
 		ch.record = true
 		s.was, s.skeleton = deepCopy(sk), ""
@@ -145,11 +156,18 @@ func (s *stepEncoder) compare(name string, st *state.StepState, journal bool) (s
 	}
 	var calls []state.ToolCallRecord
 	var msgs []state.Message
+	var turns []state.Turn
 	if st != nil {
-		calls = st.ToolCalls
+		calls, turns = st.ToolCalls, st.Turns
 		if st.Conversation != nil {
 			msgs = st.Conversation.Messages
 		}
+	}
+	if journal && hint != nil {
+		ch.calls = s.calls.updateSome(calls, hint.Calls, false, sameCallIdentity, saveCall)
+		ch.msgs = s.msgs.updateSome(msgs, nil, true, sameMessageIdentity, saveMessage)
+		ch.turns = s.turns.updateSome(turns, nil, true, sameTurnIdentity, saveTurn)
+		return ch, nil
 	}
 	sameC, sameM, encC, encM := sameCall, sameSavedMessage, encodeCall, encodeMessage
 	if journal {
@@ -161,7 +179,18 @@ func (s *stepEncoder) compare(name string, st *state.StepState, journal bool) (s
 	if ch.msgs, err = s.msgs.update(msgs, sameM, saveMessage, encM); err != nil {
 		return stepChanges{}, fmt.Errorf("encode step %q: %w", name, err)
 	}
+	ch.turns, _ = s.turns.update(turns, sameTurnIdentity, saveTurn, nil)
 	return ch, nil
+}
+
+// withoutTurns returns sk without its turns, which the journal holds as a list of its own.
+func withoutTurns(sk *state.StepState) *state.StepState {
+	if sk == nil || sk.Turns == nil {
+		return sk
+	}
+	c := *sk
+	c.Turns = nil
+	return &c
 }
 
 // encodeWhole encodes the step in one piece, for a skeleton in which the placeholders were not
@@ -240,6 +269,7 @@ func findOnce(doc, text string, want bool) int {
 // changed and those left unencoded; with a nil enc, the YAML of what changed is left empty.
 func (r *records[T, C]) update(items []T, same func(*C, *T) bool, save func(T) C,
 	enc func(T) (string, error)) ([]int, error) {
+	r.arr = unsafe.Pointer(unsafe.SliceData(items))
 	if len(items) < len(r.was) {
 		r.was, r.yaml = r.was[:len(items)], r.yaml[:len(items)]
 	}
@@ -270,6 +300,59 @@ func (r *records[T, C]) update(items []T, same func(*C, *T) bool, save func(T) C
 		r.yaml[i] = text
 	}
 	return changed, nil
+}
+
+// updateSome is update for the journal when the caller said what changed (ports.StepChanges):
+// of the items r has copies of, only those at touched are compared (none with appended, which
+// says that the list only grew at its end), and those after them are new. Its cost does not
+// grow with the list. A list that is shorter than the copies, or with appended one that is not
+// in the array last seen (it was replaced, or outgrew its array), is compared whole.
+func (r *records[T, C]) updateSome(items []T, touched []int, appended bool, same func(*C, *T) bool,
+	save func(T) C) []int {
+	arr := unsafe.Pointer(unsafe.SliceData(items))
+	if len(items) < len(r.was) || appended && arr != r.arr && len(r.was) > 0 {
+		changed, _ := r.update(items, same, save, nil) // without enc, it cannot fail
+		return changed
+	}
+	r.arr = arr
+	var changed []int
+	for _, i := range touched {
+		if i >= 0 && i < len(r.was) && !same(&r.was[i], &items[i]) {
+			r.was[i], r.yaml[i] = save(items[i]), ""
+			changed = append(changed, i)
+		}
+	}
+	slices.Sort(changed)
+	for i := len(r.was); i < len(items); i++ {
+		r.was, r.yaml = append(r.was, save(items[i])), append(r.yaml, "")
+		changed = append(changed, i)
+	}
+	return changed
+}
+
+// savedTurn is a copy of a turn, with the turn's own Calls array, for sameTurnIdentity.
+type savedTurn struct {
+	turn  state.Turn
+	calls *string
+}
+
+func saveTurn(t state.Turn) savedTurn {
+	calls := unsafe.SliceData(t.Calls)
+	t.Calls = slices.Clone(t.Calls)
+	if t.Usage != nil {
+		u := *t.Usage
+		t.Usage = &u
+	}
+	return savedTurn{turn: t, calls: calls}
+}
+
+// sameTurnIdentity reports whether a turn holds the values the copy was saved from: its
+// texts, and by identity its usage and its list of calls (see sameCallIdentity).
+func sameTurnIdentity(saved *savedTurn, t *state.Turn) bool {
+	a := &saved.turn
+	return saved.calls == unsafe.SliceData(t.Calls) && len(a.Calls) == len(t.Calls) &&
+		(a.Usage == nil) == (t.Usage == nil) && (a.Usage == nil || *a.Usage == *t.Usage) &&
+		a.Text == t.Text && a.FinishReason == t.FinishReason && a.Divergence == t.Divergence
 }
 
 // encodeCall and encodeMessage give the YAML of one item of a step's lists, indented as it

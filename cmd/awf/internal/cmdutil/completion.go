@@ -2,10 +2,13 @@ package cmdutil
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -90,19 +93,7 @@ func (f *Factory) completing(cmd *cobra.Command) {
 // described by its workflow, status and start time; they are offered newest first.
 func CompleteRunIDs(f *Factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		f.completing(cmd)
-		store, err := f.Store()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx := cmd.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		runs, err := store.List(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
+		runs := storedRuns(f, cmd)
 		slices.SortStableFunc(runs, func(a, b ports.RunSummary) int { return b.StartedAt.Compare(a.StartedAt) })
 		var out []cobra.Completion
 		for _, r := range runs {
@@ -112,6 +103,41 @@ func CompleteRunIDs(f *Factory) cobra.CompletionFunc {
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
+}
+
+// CompleteRunWorkflows completes the name of a workflow that has runs in the state store (awf
+// history --workflow), with how many.
+func CompleteRunWorkflows(f *Factory) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		runs := storedRuns(f, cmd)
+		count := map[string]int{}
+		for _, r := range runs {
+			if r.Workflow != "" && strings.HasPrefix(r.Workflow, toComplete) {
+				count[r.Workflow]++
+			}
+		}
+		var out []cobra.Completion
+		for _, name := range slices.Sorted(maps.Keys(count)) {
+			out = append(out, cobra.CompletionWithDesc(name, fmt.Sprintf("%d runs", count[name])))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// storedRuns lists the runs of the state store the command line names; none when it cannot
+// be read.
+func storedRuns(f *Factory, cmd *cobra.Command) []ports.RunSummary {
+	f.completing(cmd)
+	store, err := f.Store()
+	if err != nil {
+		return nil
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	runs, _ := store.List(ctx)
+	return runs
 }
 
 // runDescription is what a run id's completion says of the run.
@@ -152,12 +178,12 @@ func CompleteWorkflows(f *Factory) cobra.CompletionFunc {
 
 type workflowName struct{ name, description string }
 
-// workflowNames lists the workflows of WorkflowDirs by the name they declare (their file name
+// workflowNames lists the workflows of SearchDirs by the name they declare (their file name
 // when they do not load), each once.
 func workflowNames(f *Factory) []workflowName {
 	var out []workflowName
 	seen := map[string]bool{}
-	for _, dir := range WorkflowDirs {
+	for _, dir := range SearchDirs(f) {
 		files, err := WorkflowFiles(dir)
 		if err != nil {
 			continue
@@ -165,7 +191,7 @@ func workflowNames(f *Factory) []workflowName {
 		for _, file := range files {
 			w := workflowName{name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
 			if wf, _ := f.Loader().Load(file); wf != nil && wf.Name != "" {
-				w = workflowName{name: wf.Name, description: summary(wf.Description)}
+				w = workflowName{name: wf.Name, description: CompletionDescription(wf.Description)}
 			}
 			if !seen[w.name] {
 				seen[w.name] = true
@@ -204,17 +230,25 @@ func CompleteTools(f *Factory) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for _, e := range reg.List() {
 			if name := e.ListName(); strings.HasPrefix(name, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(name, summary(e.Description)))
+				out = append(out, cobra.CompletionWithDesc(name, CompletionDescription(e.Description)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
-// summary is what a completion says of a workflow or a tool: the first sentence of its
-// description, at most 80 characters (shells show it beside the word, on one line).
-func summary(s string) string {
+// CompletionDescription is what a completion says of a workflow, a tool or an input: the
+// first sentence of its description, at most 80 characters (shells show it beside the word,
+// on one line), control characters (a tab would end the description early, an escape act on
+// the terminal) as spaces.
+func CompletionDescription(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 	if i := strings.Index(s, ". "); i >= 0 {
 		s = s[:i+1]
 	}

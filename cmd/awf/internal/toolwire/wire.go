@@ -18,9 +18,9 @@ import (
 )
 
 // Processes returns the runner of tool processes: the sandboxed helper (host allowlists
-// through the filtering proxy; the helper of the next call started ahead), or a container
+// through the filtering proxy; helpers for the next calls started ahead), or a container
 // when the policy says backend: container. The returned function stops the proxies, the
-// helper started ahead and the container client.
+// helpers started ahead and the container client.
 func Processes(workDir string, log *slog.Logger) (ports.ProcessRunner, func()) {
 	proxies := &netproxy.Pool{}
 	helpers := process.New(process.Config{Proxy: proxies.Port, Warm: true})

@@ -25,6 +25,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
+	if r.Method == http.MethodHead {
+		return
+	}
 	fmt.Fprint(w, "retry: 1000\n\n")
 	flusher.Flush()
 	last := s.fingerprint(prefix)

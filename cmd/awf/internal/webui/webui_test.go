@@ -157,6 +157,9 @@ func TestRunsListNestsAndFilters(t *testing.T) {
 			t.Errorf("runs %s = %q, want %q", tc.query, got, tc.want)
 		}
 	}
+	if _, body := f.get(t, "/?status=failed"); !strings.Contains(body, `sub-run of <a href="/runs/parent">parent</a>`) {
+		t.Errorf("a sub-run listed without its parent does not name it:\n%s", body)
+	}
 	code, body := f.get(t, "/")
 	if code != 200 || !strings.Contains(body, `<td class="num deny">1</td>`) {
 		t.Errorf("runs page: %d, want the parent's one denial highlighted:\n%s", code, body)
@@ -192,6 +195,7 @@ func TestOutputPages(t *testing.T) {
 	f := newFixture(t)
 	run := sampleRun("big")
 	run.States["build"].Output = strings.Repeat("x", PageBytes) + "TAIL"
+	run.States["agent"].ToolCalls[0].Arguments = map[string]any{"content": strings.Repeat("y", InlineBytes) + "END"}
 	f.save(t, run)
 	_, body := f.get(t, "/runs/big")
 	if !strings.Contains(body, "/runs/big/output?step=build") {
@@ -200,6 +204,12 @@ func TestOutputPages(t *testing.T) {
 	code, body := f.get(t, "/runs/big/output?step=build&page=2")
 	if code != 200 || !strings.Contains(body, "page 2 of 2") || !strings.Contains(body, ">TAIL</pre>") {
 		t.Errorf("page 2: %d\n%s", code, body)
+	}
+	if _, body := f.get(t, "/runs/big"); !strings.Contains(body, "/runs/big/output?call=c1&amp;part=args&amp;step=agent") {
+		t.Errorf("run page does not link to the rest of large arguments")
+	}
+	if code, body := f.get(t, "/runs/big/output?call=c1&part=args&step=agent"); code != 200 || !strings.Contains(body, "Arguments of agent") || !strings.Contains(body, `yEND&#34;`) {
+		t.Errorf("arguments page: %d\n%s", code, body)
 	}
 	for _, path := range []string{"/runs/big/output?step=nope", "/runs/big/output?step=agent&call=nope", "/runs/nosuch", "/runs/..%2f..%2fetc"} {
 		if code, _ := f.get(t, path); code != http.StatusNotFound {
@@ -363,6 +373,30 @@ func FuzzRunPageShowsTextAsText(f *testing.F) {
 		}
 		if got := strings.Count(pageFor(text), "<"); got != want {
 			t.Errorf("page for %q has %d '<', want %d: the text changed the markup", text, got, want)
+		}
+	})
+}
+
+// BenchmarkRunsList200Runs shows the runs list of 200 runs the first time (each run is loaded
+// once for its calls and denials) and again (from the cache).
+func BenchmarkRunsList200Runs(b *testing.B) {
+	f := newFixture(b)
+	for i := range 200 {
+		f.save(b, sampleRun(fmt.Sprintf("run-%03d", i)))
+	}
+	b.Run("first", func(b *testing.B) {
+		for b.Loop() {
+			f.srv.stats = newStatsCache()
+			if code, body := f.get(b, "/"); code != 200 || strings.Count(body, `<tr class="run`) != 200 {
+				b.Fatalf("runs page: %d", code)
+			}
+		}
+	})
+	b.Run("again", func(b *testing.B) {
+		for b.Loop() {
+			if code, _ := f.get(b, "/"); code != 200 {
+				b.Fatalf("runs page: %d", code)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package portstest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +32,8 @@ func StepJournalSuite(t *testing.T, newStore func(t *testing.T) JournalStore) {
 		name string
 		run  func(t *testing.T, s JournalStore)
 	}{
-		{"AgentStep", testJournalAgentStep},
+		{"AgentStep", func(t *testing.T, s JournalStore) { testJournalAgentStep(t, s, false) }},
+		{"AgentStepWithChanges", func(t *testing.T, s JournalStore) { testJournalAgentStep(t, s, true) }},
 		{"AppendBeforeSave", testJournalBeforeSave},
 		{"SavesBetween", testJournalSavesBetween},
 		{"HeadChanges", testJournalHeadChanges},
@@ -78,6 +80,8 @@ func (a *agentCall) begin(args map[string]any) {
 	st.Conversation.Messages = append(st.Conversation.Messages, state.Message{Role: "assistant",
 		ToolCalls: []state.CallRef{{ID: id, Name: "read_file", Arguments: `{"path":"f"}`}}})
 	st.ToolCalls = append(st.ToolCalls, state.ToolCallRecord{ID: id, Tool: "read_file", Arguments: args, InFlight: true})
+	st.Turns = append(st.Turns, state.Turn{Usage: &state.Tokens{Input: 10, Output: 1, Total: 11}, Text: "reading",
+		Calls: []string{id}, FinishReason: "tool_calls"})
 	a.tick()
 }
 
@@ -103,7 +107,18 @@ func (a *agentCall) tick() { a.run.UpdatedAt = a.run.UpdatedAt.Add(time.Millisec
 // appendAndLoad appends step's changes and checks that Load returns run.
 func appendAndLoad(t *testing.T, s JournalStore, run *state.RunState, step, what string) {
 	t.Helper()
-	if err := s.AppendStep(t.Context(), run, step); err != nil {
+	appendChangesAndLoad(t, s, run, step, what, nil)
+}
+
+// appendChangesAndLoad is appendAndLoad saying what changed (ports.StepChanges) when ch is not
+// nil.
+func appendChangesAndLoad(t *testing.T, s JournalStore, run *state.RunState, step, what string, ch *ports.StepChanges) {
+	t.Helper()
+	ctx := t.Context()
+	if ch != nil {
+		ctx = ports.WithStepChanges(ctx, *ch)
+	}
+	if err := s.AppendStep(ctx, run, step); err != nil {
 		t.Fatalf("%s: AppendStep(%q): %v", what, step, err)
 	}
 	loadsRun(t, s, run, what)
@@ -121,7 +136,15 @@ func loadsRun(t *testing.T, s JournalStore, run *state.RunState, what string) {
 	}
 }
 
-func testJournalAgentStep(t *testing.T, s JournalStore) {
+// testJournalAgentStep makes an agent step's saves, with changes said (ports.StepChanges) as
+// the agent loop says them or not.
+func testJournalAgentStep(t *testing.T, s JournalStore, said bool) {
+	changed := func(calls ...int) *ports.StepChanges {
+		if !said {
+			return nil
+		}
+		return &ports.StepChanges{Calls: calls}
+	}
 	run := journalRun("run-agent")
 	if err := s.Save(t.Context(), run); err != nil {
 		t.Fatalf("Save: %v", err)
@@ -134,26 +157,28 @@ func testJournalAgentStep(t *testing.T, s JournalStore) {
 	for i, out := range outputs {
 		a.begin(map[string]any{"path": fmt.Sprintf("src/%d.go", i), "offset": i, "ratio": 0.5, "whole": 1.0,
 			"nested": map[string]any{"list": []any{1, "two", nil, true}}})
-		appendAndLoad(t, s, run, "work", fmt.Sprintf("call %d in flight", i))
+		appendChangesAndLoad(t, s, run, "work", fmt.Sprintf("call %d in flight", i), changed())
 		a.finish(out)
-		appendAndLoad(t, s, run, "work", fmt.Sprintf("call %d done", i))
+		appendChangesAndLoad(t, s, run, "work", fmt.Sprintf("call %d done", i), changed(i))
 	}
 	st := run.States["work"]
 	// A result replaced by another (a call run again after a resume), a large one by a large one.
 	res := *st.ToolCalls[2].Result
 	res.Output = bigText(120<<10, "rerun")
 	st.ToolCalls[2].Result = &res
-	appendAndLoad(t, s, run, "work", "an earlier result replaced")
+	appendChangesAndLoad(t, s, run, "work", "an earlier result replaced", changed(2))
 	// The context window strategy keeps the system prompt and the last messages.
 	msgs := st.Conversation.Messages
 	st.Conversation = &state.Conversation{Turns: st.Conversation.Turns, Messages: append([]state.Message{msgs[0]}, msgs[len(msgs)-4:]...)}
-	appendAndLoad(t, s, run, "work", "conversation compacted")
+	appendChangesAndLoad(t, s, run, "work", "conversation compacted", changed())
 	st.Error, st.Attempts = "attempt 1: timeout", 2
 	st.Conversation = &state.Conversation{Turns: st.Conversation.Turns, StoppedBy: "stop_condition", Messages: st.Conversation.Messages}
-	appendAndLoad(t, s, run, "work", "step fields")
+	appendChangesAndLoad(t, s, run, "work", "step fields", changed())
+	st.Turns = slices.Clone(st.Turns[:2])
+	appendChangesAndLoad(t, s, run, "work", "turns replaced", changed())
 	st.ToolCalls = st.ToolCalls[:3]
 	st.Conversation = nil
-	appendAndLoad(t, s, run, "work", "calls cut, conversation dropped")
+	appendChangesAndLoad(t, s, run, "work", "calls cut, conversation dropped", changed())
 }
 
 func testJournalBeforeSave(t *testing.T, s JournalStore) {
