@@ -5,11 +5,14 @@ package process
 // control on top of it, the same in shell steps (Local) and in tools' helper (Runner):
 //
 //   - Before it runs, the script is rewritten (rewriteJobs): each `STMT &` becomes
-//     `{ awf:job-new 'STMT'; { __awf_job=$__awf_bang; ( STMT ); awf:job-done $?; } & }`, and
-//     each $! becomes $__awf_bang. awf:job-new numbers the job and sets __awf_bang to "%N" in
-//     the starting shell (its call is rewritten to `eval __awf_bang=%N`); the job's shell marks
-//     itself with __awf_job, which everything it runs (functions, subshells) sees; ( STMT )
-//     keeps an `exit` inside the job from skipping awf:job-done, which records the status.
+//     `{ awf:job-new 'STMT'; { __awf_job=$__awf_bang; ( STMT ) || awf:job-done $?;
+//     awf:job-done 0; } & }`, and each $! becomes $__awf_bang. awf:job-new numbers the job and
+//     sets __awf_bang to "%N" in the starting shell (its call is rewritten to
+//     `eval __awf_bang=%N`); the job's shell marks itself with __awf_job, which everything it
+//     runs (functions, subshells) sees; ( STMT ) keeps an `exit` inside the job from skipping
+//     awf:job-done, which records the status (the first call counts), and the || keeps
+//     `set -e` from ending the job's shell before it (the interpreter keeps set -e in force
+//     inside the subshell).
 //   - The code of eval and trap calls is rewritten the same way when they run (rewriteCode).
 //   - kill, wait, jobs and ulimit calls are renamed to awf:kill... and served by jobBuiltins.
 //   - Every program the script starts is registered with its job (programExec), so that kill
@@ -84,8 +87,10 @@ func rewriteBackground(st *syntax.Stmt) *syntax.Stmt {
 	}
 	bg := &syntax.Stmt{Background: true, Cmd: &syntax.Block{Stmts: []*syntax.Stmt{
 		{Cmd: &syntax.CallExpr{Assigns: []*syntax.Assign{{Name: &syntax.Lit{Value: jobVar}, Value: paramWord(bangVar)}}}},
-		{Cmd: &syntax.Subshell{Stmts: []*syntax.Stmt{&body}}},
-		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), paramWord("?")}}},
+		{Cmd: &syntax.BinaryCmd{Op: syntax.OrStmt,
+			X: &syntax.Stmt{Cmd: &syntax.Subshell{Stmts: []*syntax.Stmt{&body}}},
+			Y: &syntax.Stmt{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), paramWord("?")}}}}},
+		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), litWord("0")}}},
 	}}}
 	*st = syntax.Stmt{Comments: body.Comments, Position: body.Position, Cmd: &syntax.Block{Stmts: []*syntax.Stmt{
 		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobNewCmd), {Parts: []syntax.WordPart{&syntax.SglQuoted{Value: shown}}}}}},

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +174,21 @@ func TestProtectIndexFindsLaterFiles(t *testing.T) {
 	write("src/a/c/.env")
 	must(t, os.RemoveAll(filepath.Join(ws, "new")))
 	check(4, "src/a/b/.env", "src/a/c/.env") // ws, a, the new c, moved
+}
+
+// TestProtectMatchesThroughLinkedRoot: a working directory reached through a symbolic link is
+// walked (the links beneath it are not followed).
+func TestProtectMatchesThroughLinkedRoot(t *testing.T) {
+	real, base := t.TempDir(), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(real, "a/b"), 0o755))
+	must(t, os.WriteFile(filepath.Join(real, "a/b/.env"), nil, 0o644))
+	must(t, os.Symlink(real, filepath.Join(base, "out")))
+	must(t, os.Symlink(filepath.Join(base, "out"), filepath.Join(real, "a/loop")))
+	ws := filepath.Join(base, "out")
+	got, _ := ProtectMatches([]string{filepath.Join(ws, "**/.env")})
+	if want := []string{filepath.Join(ws, "a/b/.env")}; !slices.Equal(got, want) {
+		t.Errorf("matches = %q, want %q", got, want)
+	}
 }
 
 // TestProtectIndexRacyDirectory: a directory changed less than racyWindow before it was read
