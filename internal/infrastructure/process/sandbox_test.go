@@ -1,3 +1,5 @@
+//go:build unix
+
 package process
 
 // [sandbox] Runs through the helper with a sandbox policy. The attack suite is in package

@@ -35,6 +35,10 @@ type Launch struct {
 	cg      *cgroup // nil without one
 }
 
+// Wrap returns the helper's path and arguments unchanged: on Linux the helper sandboxes
+// itself (Enter).
+func (l *Launch) Wrap(path string, args []string) (string, []string) { return path, args }
+
 // ExtraFiles returns the descriptors the helper must inherit, numbered from first (the
 // helper's fd of the first one: 3 plus the number of extra files the runner passes before
 // them), and records their numbers in Spec. Call it before encoding Spec; append the files to
