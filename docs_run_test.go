@@ -226,3 +226,22 @@ func scriptEnv(t *testing.T, dir, bin string) []string {
 	}
 	return env
 }
+
+// runnableBlocks reads the mark, its expected exit code and the block after it, and refuses a
+// mark that no block follows or a block that is not closed.
+func TestRunnableBlocks(t *testing.T) {
+	doc := "text\n<!-- runnable -->\n```sh\ngo run ./cmd/awf list\nawf history\n```\n\n```sh\nnot marked\n```\n<!-- runnable exit=2 -->\n```sh\nawf validate bad.yaml\n```\n"
+	blocks, err := runnableBlocks([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []runnable{{line: 3, script: "awf list\nawf history"}, {line: 12, script: "awf validate bad.yaml", exit: 2}}
+	if fmt.Sprint(blocks) != fmt.Sprint(want) {
+		t.Errorf("blocks = %+v, want %+v", blocks, want)
+	}
+	for _, bad := range []string{"<!-- runnable -->\nawf list\n", "<!-- runnable -->\n```sh\nawf list\n"} {
+		if _, err := runnableBlocks([]byte(bad)); err == nil {
+			t.Errorf("runnableBlocks(%q) accepted it", bad)
+		}
+	}
+}

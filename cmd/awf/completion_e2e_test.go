@@ -132,7 +132,7 @@ func TestShellCompletion(t *testing.T) {
 		args  []string
 		words []string
 	}{
-		{[]string{"status", "--output", ""}, []string{"text", "json"}},
+		{[]string{"status", "--output", ""}, []string{"text", "json", "yaml"}},
 		{[]string{"run", "hello", "-o", ""}, []string{"text", "json"}},
 		{[]string{"status", "--approve", ""}, []string{"auto", "prompt", "deny"}},
 		{[]string{"run", "--non-interactive=f"}, []string{"fail"}},
@@ -140,7 +140,7 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"history", "--log-level", ""}, []string{"debug", "info", "warn", "error"}},
 		{[]string{"audit", "--decision", ""}, []string{"allow", "deny"}},
 		{[]string{"history", "--status", ""}, []string{"completed", "failed", "interrupted", "running"}},
-		{[]string{"history", "--workflow", ""}, []string{"hello", "ship"}},
+		{[]string{"history", "--workflow", ""}, []string{"hello", "ship"}}, // the workflows that have runs
 		{[]string{"run", "hello", "--provider", "o"}, []string{"ollama", "openai"}},
 		{[]string{"list", ""}, nil},
 		{[]string{"ui", ""}, nil}, // any command of one word takes no argument: no file names

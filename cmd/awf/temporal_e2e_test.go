@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml"
+
 	"github.com/awf-dev/awf/internal/domain/state"
 )
 
@@ -355,4 +357,156 @@ func TestTemporalDurableApproval(t *testing.T) {
 	if records != 1 {
 		t.Errorf("call %s has %d audit records, want 1:\n%s", callID, records, audit.stdout)
 	}
+}
+
+const temporalCrash = `name: crash
+steps:
+  - name: first
+    type: shell
+    command: echo one >> log.txt; echo first
+  - name: save
+    type: tool
+    tool: write_file
+    args:
+      path: data.txt
+      content: saved
+  - name: slow
+    type: shell
+    command: |
+      echo $$ > worker.pid
+      while [ ! -f go ]; do sleep 0.05; done
+      echo two >> log.txt; echo slow
+  - name: last
+    type: shell
+    command: echo three >> log.txt; cat data.txt
+output: "{{states.last.output}}"
+`
+
+// TestTemporalWorkerLostSharedWorkspace: the worker running a step of a multi-step run with a
+// shared workspace is killed (-9, with everything it started); the other worker finishes the
+// run. No completed step or call runs again, the step cut off runs once more, and the state
+// exported from the workflow is the state of the same run made locally.
+func TestTemporalWorkerLostSharedWorkspace(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("crash.yaml", temporalCrash)
+	e.write("go", "")
+	local := e.runJSON(0, "run", "crash.yaml", "--yes")
+	for _, f := range []string{"go", "log.txt", "data.txt", "worker.pid"} {
+		if err := os.Remove(filepath.Join(e.dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	workers := []*worker{e.startWorker(addr), e.startWorker(addr)}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	client := e.cmd(ctx, "run", "crash.yaml", "--yes", "--engine", "temporal", "--temporal", addr, "--shared-workspace", "--output", "json")
+	var stdout, stderr lockedBuffer
+	client.Stdout, client.Stderr = &stdout, &stderr
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	for range 1200 {
+		if b, err := os.ReadFile(filepath.Join(e.dir, "worker.pid")); err == nil {
+			if pid, err = strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	group, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatalf("the worker running step slow (pid %d): %v", pid, err)
+	}
+	killed := false
+	for _, w := range workers {
+		if w.cmd.Process.Pid == group {
+			w.kill()
+			killed = true
+		}
+	}
+	if !killed {
+		t.Fatalf("process %d (group %d) is no worker of this test", pid, group)
+	}
+	e.write("go", "")
+	if err := client.Wait(); err != nil {
+		t.Fatalf("awf run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	var res runResult
+	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil || res.Status != "completed" || res.Output != "saved" {
+		t.Fatalf("run result %q: %v", stdout.String(), err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.dir, "log.txt")); string(b) != "one\ntwo\nthree\n" {
+		t.Errorf("log.txt = %q: a completed step ran again, or one never ran", b)
+	}
+	audit := e.mustRun(0, "audit", "--run", res.RunID, "--output", "json")
+	if n := strings.Count(audit.stdout, `"tool":"write_file"`); n != 1 {
+		t.Errorf("write_file has %d audit records, want 1:\n%s", n, audit.stdout)
+	}
+	exported := e.mustRun(0, "status", "--engine", "temporal", "--temporal", addr, res.RunID, "--output", "yaml")
+	var st state.RunState
+	if err := yaml.Unmarshal([]byte(exported.stdout), &st); err != nil {
+		t.Fatalf("exported state: %v\n%s", err, exported.stdout)
+	}
+	if got, want := normalized(&st), normalized(e.state(local.RunID)); got != want {
+		t.Errorf("exported state differs from the local run's:\n%s\nlocal:\n%s", got, want)
+	}
+}
+
+// TestTemporalManyRuns: two workers, 100 runs submitted at once; every run completes, and
+// both workers ran some. The submission rate is logged (docs/distributed.md has figures).
+func TestTemporalManyRuns(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("small.yaml", "name: small\nsteps:\n  - name: who\n    type: shell\n    command: echo $$\n  - name: twice\n    type: shell\n    command: echo {{states.who.output}}{{states.who.output}}\noutput: \"{{states.who.output}}\"\n")
+	workers := []*worker{e.startWorker(addr), e.startWorker(addr)}
+
+	const runs = 100
+	start := time.Now()
+	ids := make([]string, runs)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 10)
+	for i := range runs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := e.run("run", "small.yaml", "--engine", "temporal", "--temporal", addr, "--detach")
+			if r.code != 0 {
+				t.Errorf("submit run %d: exit %d\n%s", i, r.code, r.stderr)
+			}
+			ids[i] = strings.TrimSpace(r.stdout)
+		})
+	}
+	wg.Wait()
+	ran := map[string]int{}
+	for _, id := range ids {
+		r := e.mustRun(0, "status", "--engine", "temporal", "--temporal", addr, id, "--wait", "--output", "json")
+		var v struct {
+			Status string `json:"status"`
+			Output string `json:"output"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &v); err != nil || v.Status != "completed" {
+			t.Fatalf("run %s: %v\n%s", id, err, r.stdout)
+		}
+		ran[v.Output]++
+	}
+	t.Logf("%d runs of 2 steps on 2 workers: %.1f runs/s, by worker pid: %v", runs, runs/time.Since(start).Seconds(), ran)
+	for _, w := range workers {
+		found := false
+		for pid := range ran {
+			if g, err := syscall.Getpgid(atoi(pid)); err == nil && g == w.cmd.Process.Pid {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("worker %d ran none of the %d runs: %v", w.cmd.Process.Pid, runs, ran)
+		}
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

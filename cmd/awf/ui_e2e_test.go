@@ -172,7 +172,7 @@ func waitPage(t *testing.T, ctx context.Context, cond string) {
 func reviewEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	e := newEnv(t)
-	for _, f := range []string{"review.yaml", "child.yaml", "review.cassette.yaml", "live.yaml"} {
+	for _, f := range []string{"review.yaml", "child.yaml", "review.cassette.yaml"} {
 		e.copy(filepath.Join("..", "..", "testdata", "e2e", "ui", f), f)
 	}
 	e.write("notes/a.txt", "alpha\n")
@@ -322,20 +322,23 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 }
 
 // TestUIBrowserFollowsLiveRun opens the runs list before a run starts: the run appears
-// without a reload, and its page follows it to completion over server-sent events.
+// without a reload, and its page follows it to completion over server-sent events, its agent
+// step's calls appearing as the journal records them.
 func TestUIBrowserFollowsLiveRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test")
 	}
 	e := newEnv(t)
-	e.copy(filepath.Join("..", "..", "testdata", "e2e", "ui", "live.yaml"), "live.yaml")
+	for _, f := range []string{"live.yaml", "live.cassette.yaml"} {
+		e.copy(filepath.Join("..", "..", "testdata", "e2e", "ui", f), f)
+	}
 	ctx := browser(t)
 	shots := artifacts(t)
 	srv := startUI(t, e)
 	visit(t, ctx, srv.url)
 	eval[int](t, ctx, `window.__marker = 42`)
 
-	run := e.cmd(t.Context(), "run", "live.yaml", "--quiet")
+	run := e.cmd(t.Context(), "run", "live.yaml", "--replay", "live.cassette.yaml", "--quiet")
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +355,14 @@ func TestUIBrowserFollowsLiveRun(t *testing.T) {
 	eval[int](t, ctx, `window.__marker = 7`)
 	if status == "running" {
 		shoot(t, ctx, shots, "run-live")
+		// The first call ends two seconds before the second: the page shows it while the
+		// run goes on.
+		waitPage(t, ctx, `document.querySelector("#call-work-call_1 .badge.ok") !== null`)
+		if now := eval[string](t, ctx, `document.getElementById("run-status").innerText`); now != "running" {
+			t.Logf("the run had ended (%s) when its first call's result showed: the machine is slow", now)
+		} else {
+			shoot(t, ctx, shots, "run-live-call")
+		}
 	}
 	if err := run.Wait(); err != nil {
 		t.Fatalf("awf run live.yaml: %v", err)
@@ -368,8 +379,11 @@ func TestUIBrowserFollowsLiveRun(t *testing.T) {
 		t.Logf("the run had ended (%s) before its page opened: its live updates were not seen", status)
 	}
 	done := eval[[]string](t, ctx, `[...document.querySelectorAll(".timeline > section.step")].map(s => s.dataset.step + " " + s.querySelector(".status").innerText)`)
-	if strings.Join(done, ", ") != "first completed, second completed, third completed" {
+	if strings.Join(done, ", ") != "first completed, second completed, work completed" {
 		t.Errorf("timeline after the run = %q", done)
+	}
+	if calls := eval[int](t, ctx, `document.querySelectorAll("#step-work .call").length`); calls != 2 {
+		t.Errorf("agent step shows %d calls after the run, want 2", calls)
 	}
 	shoot(t, ctx, shots, "run-done")
 }

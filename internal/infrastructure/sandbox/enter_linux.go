@@ -33,7 +33,7 @@ func Enter(s *Spec) (*Applied, error) {
 	}
 	defer paths.close()
 	e.paths = paths
-	for _, step := range []func() error{e.namespaces, e.rlimits, e.credentials, e.landlock, e.noNewPrivs, e.seccomp} {
+	for _, step := range []func() error{e.namespaces, e.rlimits, e.credentials, e.landlock, e.noNewPrivs, e.capabilities, e.seccomp} {
 		if err := step(); err != nil {
 			return e.a, err
 		}
@@ -48,6 +48,8 @@ type enter struct {
 	m    *mounts
 	// paths are the spec's paths, opened and checked once.
 	paths *openedPaths
+	// dropCaps says root keeps its uid: every capability goes once no_new_privs is set.
+	dropCaps bool
 }
 
 func (e *enter) in(ns Layer) bool { return slices.Contains(e.plan.Namespaces, ns) }
@@ -130,6 +132,11 @@ func (e *enter) credentials() error {
 			why = "root could not drop its uid: " + e.m.idmapErr.Error()
 		}
 		e.a.skip(LayerUID, why+"; programs run as root without capabilities")
+		if !e.spec.unavailable(LayerNoNewPrivs) {
+			e.dropCaps = true // e.capabilities, after no_new_privs
+			break
+		}
+		// Without no_new_privs an execve by root regains what the bounding set holds.
 		if err := dropBoundingSet(); err != nil {
 			return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 		}
@@ -199,6 +206,18 @@ func (e *enter) landlock() error {
 		e.a.skip(LayerLandlockNet, "network: host, or switched off")
 	default:
 		e.a.skip(LayerLandlockNet, fmt.Sprintf("Landlock ABI %d has no TCP rules (needs 4)", res.ABI))
+	}
+	return nil
+}
+
+// capabilities drops every capability of a root that keeps its uid, now that no_new_privs is
+// set (credentials decided it).
+func (e *enter) capabilities() error {
+	if !e.dropCaps {
+		return nil
+	}
+	if err := dropCapabilities(); err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
 	return nil
 }

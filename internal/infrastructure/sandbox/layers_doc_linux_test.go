@@ -112,8 +112,9 @@ say ok everywhere.
   them (such as /root, mode 0700) is covered by an empty read-only tmpfs into which only the
   needed paths are bound back, which also hides their siblings. The private temporary
   directory ($TMPDIR, $HOME) is owned by 65534. Without a user namespace for the idmapping, or
-  on a file system that refuses it, root keeps uid 0 with an empty capability bounding set,
-  read-only mounts, and the secrets of /etc masked.
+  on a file system that refuses it, root keeps uid 0 with no capabilities (emptied on every
+  thread once no_new_privs is set, so that nothing it executes gains any; without no_new_privs
+  the bounding set is emptied instead), read-only mounts, and the secrets of /etc masked.
 - **A non-root awf** clones the helper into a user namespace mapping its own uid; the helper
   holds CAP_SYS_ADMIN there only to mount, and drops it before the script runs.
 - **Protected paths** (` + "`.git/hooks`, `.git/config`, `.git/config.worktree`, `.awf`, `.envrc`, `**/.env`, `**/.env.*`" + `,

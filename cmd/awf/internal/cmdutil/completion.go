@@ -2,6 +2,8 @@ package cmdutil
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,19 +92,7 @@ func (f *Factory) completing(cmd *cobra.Command) {
 // described by its workflow, status and start time; they are offered newest first.
 func CompleteRunIDs(f *Factory) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		f.completing(cmd)
-		store, err := f.Store()
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		ctx := cmd.Context()
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		runs, err := store.List(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
+		runs := storedRuns(f, cmd)
 		slices.SortStableFunc(runs, func(a, b ports.RunSummary) int { return b.StartedAt.Compare(a.StartedAt) })
 		var out []cobra.Completion
 		for _, r := range runs {
@@ -112,6 +102,41 @@ func CompleteRunIDs(f *Factory) cobra.CompletionFunc {
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
+}
+
+// CompleteRunWorkflows completes the name of a workflow that has runs in the state store (awf
+// history --workflow), with how many.
+func CompleteRunWorkflows(f *Factory) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		runs := storedRuns(f, cmd)
+		count := map[string]int{}
+		for _, r := range runs {
+			if r.Workflow != "" && strings.HasPrefix(r.Workflow, toComplete) {
+				count[r.Workflow]++
+			}
+		}
+		var out []cobra.Completion
+		for _, name := range slices.Sorted(maps.Keys(count)) {
+			out = append(out, cobra.CompletionWithDesc(name, fmt.Sprintf("%d runs", count[name])))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// storedRuns lists the runs of the state store the command line names; none when it cannot
+// be read.
+func storedRuns(f *Factory, cmd *cobra.Command) []ports.RunSummary {
+	f.completing(cmd)
+	store, err := f.Store()
+	if err != nil {
+		return nil
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	runs, _ := store.List(ctx)
+	return runs
 }
 
 // runDescription is what a run id's completion says of the run.

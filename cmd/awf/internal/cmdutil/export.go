@@ -35,6 +35,7 @@ func (y *yamlFormat) Set(v string) error {
 // AddStateOutputFlag adds --output/-o text|json|yaml.
 func AddStateOutputFlag(cmd *cobra.Command, f *Format) {
 	cmd.Flags().VarP((*yamlFormat)(f), "output", "o", "output format: text, json or yaml (the run's state file, every output inline)")
+	_ = cmd.RegisterFlagCompletionFunc("output", CompleteValues(string(FormatText), string(FormatJSON), string(FormatYAML)))
 }
 
 // ExportYAML is run's state as a state file holds it, with every output inline: what

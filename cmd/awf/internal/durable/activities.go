@@ -92,6 +92,9 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	if p, ok := errors.AsType[*pendingError](err); ok {
 		return ToolOutput{Pending: &p.p}, nil
 	}
+	if g := in.Grant; g != nil && !g.Allow && g.Reason != "" && res.Denied {
+		res.Error += "; " + g.By + " said: " + g.Reason
+	}
 	return ToolOutput{Result: res, Err: failure(err)}, nil
 }
 

@@ -24,9 +24,11 @@ var funcs = template.FuncMap{
 	"text":  render.Text,
 	"line":  render.Line,
 	"short": func(s string) string { return cut(s, 8) },
-	"dur":   fmtDuration,
-	"ms":    func(ms int64) string { return fmtDuration(time.Duration(ms) * time.Millisecond) },
-	"time":  fmtTime,
+	// digest is the start of a "sha256:..." digest, enough to tell two apart.
+	"digest": func(s string) string { return cut(strings.TrimPrefix(s, "sha256:"), 12) },
+	"dur":    fmtDuration,
+	"ms":     func(ms int64) string { return fmtDuration(time.Duration(ms) * time.Millisecond) },
+	"time":   fmtTime,
 	"timep": func(t *time.Time) string {
 		if t == nil {
 			return ""

@@ -52,8 +52,14 @@ type stepNode struct {
 	// Calls are the step's tool calls no turn asked for (a tool step's; an agent step's in
 	// runs recorded before turns were).
 	Calls    []*callView
-	Messages []state.Message
+	Messages []messageView
 	Denied   int
+}
+
+// messageView is a message of a conversation recorded before turns were, its content cut.
+type messageView struct {
+	state.Message
+	Text textView
 }
 
 // turnView is one model reply with the calls it asked for.
@@ -67,7 +73,7 @@ type turnView struct {
 type callView struct {
 	Rec     state.ToolCallRecord
 	Anchor  string
-	Args    string
+	Args    textView
 	Output  textView
 	Error   string
 	Denied  bool
@@ -249,13 +255,15 @@ func newStepNode(runID, name string, st *state.StepState, audits map[callKey]por
 		}
 	}
 	if len(st.Turns) == 0 && st.Conversation != nil {
-		n.Messages = st.Conversation.Messages
+		for _, m := range st.Conversation.Messages {
+			n.Messages = append(n.Messages, messageView{Message: m, Text: inlineText(m.Content, "")})
+		}
 	}
 	return n
 }
 
 func newCallView(runID, step string, rec state.ToolCallRecord, audits map[callKey]ports.AuditRecord) *callView {
-	c := &callView{Rec: rec, Anchor: CallAnchor(step, rec.ID), Args: prettyJSON(rec.Arguments)}
+	c := &callView{Rec: rec, Anchor: CallAnchor(step, rec.ID), Args: inlineText(prettyJSON(rec.Arguments), textLink(runID, step, rec.ID, true))}
 	if a, ok := audits[callKey{step, rec.ID}]; ok {
 		c.Verdict = a.Verdict
 		c.Decision = auditcmd.Decision(a)

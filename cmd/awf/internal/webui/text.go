@@ -38,7 +38,15 @@ func inlineText(s, link string) textView {
 
 // outputLink is the output page of a run's output (step ""), a step's or a call's.
 func outputLink(runID, step, call string) string {
+	return textLink(runID, step, call, false)
+}
+
+// textLink is outputLink, or with args the page of a call's arguments.
+func textLink(runID, step, call string, args bool) string {
 	q := url.Values{}
+	if args {
+		q.Set("part", "args")
+	}
 	if step != "" {
 		q.Set("step", step)
 	}
@@ -52,6 +60,7 @@ func outputLink(runID, step, call string) string {
 // outputView is one page of an output.
 type outputView struct {
 	RunID, Step, Call string
+	Args              bool
 	Text              string
 	Page, Pages, Size int
 	Prev, Next        string
@@ -74,8 +83,8 @@ func (s *Server) outputPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	step, call := q.Get("step"), q.Get("call")
-	out, err := outputOf(run.Output, run.States, step, call)
+	step, call, args := q.Get("step"), q.Get("call"), q.Get("part") == "args"
+	out, err := outputOf(run.Output, run.States, step, call, args)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -83,9 +92,12 @@ func (s *Server) outputPage(w http.ResponseWriter, r *http.Request) {
 	n, _ := strconv.Atoi(q.Get("page"))
 	text, pages := pageOf(out, n)
 	n = min(max(n, 1), pages)
-	v := &outputView{RunID: run.ID, Step: step, Call: call, Text: render.Text(text), Page: n, Pages: pages, Size: len(out)}
+	v := &outputView{RunID: run.ID, Step: step, Call: call, Args: args, Text: render.Text(text), Page: n, Pages: pages, Size: len(out)}
 	link := func(p int) string {
 		q := url.Values{"page": {strconv.Itoa(p)}}
+		if args {
+			q.Set("part", "args")
+		}
 		if step != "" {
 			q.Set("step", step)
 		}
@@ -103,8 +115,9 @@ func (s *Server) outputPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, "output", "Output", v)
 }
 
-// outputOf finds the output a page asks for: the run's (no step), a step's or a call's.
-func outputOf(runOutput string, states map[string]*state.StepState, step, call string) (string, error) {
+// outputOf finds the text a page asks for: the run's output (no step), a step's, a call's, or
+// a call's arguments (args).
+func outputOf(runOutput string, states map[string]*state.StepState, step, call string, args bool) (string, error) {
 	if step == "" {
 		return runOutput, nil
 	}
@@ -116,7 +129,11 @@ func outputOf(runOutput string, states map[string]*state.StepState, step, call s
 		return st.Output, nil
 	}
 	for _, c := range st.ToolCalls {
-		if c.ID == call && c.Result != nil {
+		switch {
+		case c.ID != call:
+		case args:
+			return prettyJSON(c.Arguments), nil
+		case c.Result != nil:
 			return c.Result.Output, nil
 		}
 	}

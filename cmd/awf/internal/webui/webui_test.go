@@ -195,6 +195,7 @@ func TestOutputPages(t *testing.T) {
 	f := newFixture(t)
 	run := sampleRun("big")
 	run.States["build"].Output = strings.Repeat("x", PageBytes) + "TAIL"
+	run.States["agent"].ToolCalls[0].Arguments = map[string]any{"content": strings.Repeat("y", InlineBytes) + "END"}
 	f.save(t, run)
 	_, body := f.get(t, "/runs/big")
 	if !strings.Contains(body, "/runs/big/output?step=build") {
@@ -203,6 +204,12 @@ func TestOutputPages(t *testing.T) {
 	code, body := f.get(t, "/runs/big/output?step=build&page=2")
 	if code != 200 || !strings.Contains(body, "page 2 of 2") || !strings.Contains(body, ">TAIL</pre>") {
 		t.Errorf("page 2: %d\n%s", code, body)
+	}
+	if _, body := f.get(t, "/runs/big"); !strings.Contains(body, "/runs/big/output?call=c1&amp;part=args&amp;step=agent") {
+		t.Errorf("run page does not link to the rest of large arguments")
+	}
+	if code, body := f.get(t, "/runs/big/output?call=c1&part=args&step=agent"); code != 200 || !strings.Contains(body, "Arguments of agent") || !strings.Contains(body, `yEND&#34;`) {
+		t.Errorf("arguments page: %d\n%s", code, body)
 	}
 	for _, path := range []string{"/runs/big/output?step=nope", "/runs/big/output?step=agent&call=nope", "/runs/nosuch", "/runs/..%2f..%2fetc"} {
 		if code, _ := f.get(t, path); code != http.StatusNotFound {

@@ -53,7 +53,7 @@ func NewCmdHistory(f *cmdutil.Factory, runF func(context.Context, *Options) erro
 	cmd.Flags().StringVarP(&opts.Status, "status", "s", "", "only runs in this `STATUS` (completed, failed, interrupted, running)")
 	cmd.Flags().IntVarP(&opts.Limit, "limit", "n", 20, "at most `N` runs (0: all)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
-	_ = cmd.RegisterFlagCompletionFunc("workflow", cmdutil.CompleteWorkflowNames(f))
+	_ = cmd.RegisterFlagCompletionFunc("workflow", cmdutil.CompleteRunWorkflows(f))
 	_ = cmd.RegisterFlagCompletionFunc("status", cmdutil.CompleteValues("completed", "failed", "interrupted", "running"))
 	return cmd
 }

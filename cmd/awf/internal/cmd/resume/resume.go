@@ -60,7 +60,7 @@ resumes it from the last journal line that can be read, and records what was lef
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "resume even though the workflow's files changed since the run started (recorded in the run)")
 	cmd.Flags().BoolVar(&opts.FromLastValid, "from-last-valid", false, "resume a run whose journal is damaged from its last valid line (recorded in the run)")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
-	run.AddModelFlags(cmd, &opts.Model)
+	run.AddModelFlags(f, cmd, &opts.Model)
 	return cmd
 }
 

@@ -50,12 +50,13 @@ type ModelFlags struct {
 }
 
 // AddModelFlags adds --provider, --model, --replay and --record.
-func AddModelFlags(cmd *cobra.Command, m *ModelFlags) {
+func AddModelFlags(f *cmdutil.Factory, cmd *cobra.Command, m *ModelFlags) {
 	cmd.Flags().StringVar(&m.Provider, "provider", "", "use provider `NAME` for every agent step (a workflow or config provider, or openai, anthropic, claude, ollama, cli)")
 	cmd.Flags().StringVar(&m.Model, "model", "", "use `MODEL` for every agent step")
 	cmd.Flags().StringVar(&m.Replay, "replay", "", "play the model turns of cassette `FILE` instead of calling any model (tools run for real)")
 	cmd.Flags().StringVar(&m.Record, "record", "", "record every model turn into cassette `FILE`")
 	cmd.MarkFlagsMutuallyExclusive("replay", "record")
+	_ = cmd.RegisterFlagCompletionFunc("provider", completeProviders(f))
 }
 
 // Options turns the flags into runner options.
@@ -91,10 +92,9 @@ object with run_id, status, state_file and output) goes to stdout.`,
 	cmd.Flags().StringVar(&opts.InputFile, "input-file", "", "YAML `FILE` mapping input names to values")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan with every template that can be resolved; run nothing")
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
-	AddModelFlags(cmd, &opts.Model)
+	AddModelFlags(f, cmd, &opts.Model)
 	_ = cmd.RegisterFlagCompletionFunc("input", completeInputs(f))
 	_ = cmd.RegisterFlagCompletionFunc("input-file", cmdutil.CompleteYAMLFiles)
-	_ = cmd.RegisterFlagCompletionFunc("provider", completeProviders(f))
 	cmd.Flags().StringVar(&opts.Engine, "engine", "", "run on `ENGINE`: local (this process) or temporal (workers of a Temporal server, see docs/distributed.md); default engine: in config, AWF_ENGINE, else local")
 	cmdutil.AddServerFlags(cmd, &opts.Server)
 	cmd.Flags().BoolVar(&opts.SharedWorkspace, "shared-workspace", false, "temporal engine: every worker sees the working directory (a shared file system), so another worker finishes a run whose worker was lost")
