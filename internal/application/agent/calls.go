@@ -165,10 +165,13 @@ func (l *loop) unknownTool(name string) string {
 // execute records and runs the pending calls. Read-only calls of one reply run concurrently
 // when every call to run is read-only and tool_options.parallel allows it; otherwise they run
 // one after another in the model's order, and an error that ends the step stops the rest.
-// Records are appended in the model's order either way. The records are saved in batches (see
-// saves): before a call runs, with every record made since the last save (the results of the
-// calls before it, the calls answered without running), and once all have their results, so
-// that a reply of n calls costs n+1 saves, 2 when they run concurrently, rather than 2n.
+// Records are appended in the model's order either way. Records are saved in batches (see
+// saves) before a call runs and after it, or, for calls run concurrently, once before they all
+// run and once after: a reply of n concurrent calls costs 2 saves rather than 2n. A result is
+// saved before the next call is recorded in flight, not with it: writing the next call's record
+// before the result's flush to disk would leave a call in flight in a state that a kill -9
+// can find while its audit record is not yet written, for longer than one fdatasync of the
+// journal (this one also flushing what the call before wrote to disk).
 func (l *loop) execute(ctx context.Context, pending []*pendingCall) (err error) {
 	var b saves
 	defer func() {
@@ -190,6 +193,9 @@ func (l *loop) execute(ctx context.Context, pending []*pendingCall) (err error) 
 			}
 			l.invoke(ctx, p)
 			l.end(ctx, p, &b)
+			if err := l.flush(ctx, &b); err != nil {
+				return err
+			}
 			if p.abort != nil {
 				return p.abort
 			}

@@ -389,8 +389,7 @@ func TestDuplicateAndMissingCallIDs(t *testing.T) {
 
 // TestSavesSayWhatChanged checks that every save says which records already saved it changes
 // (ports.StepChanges), so that the store compares those only: none when it adds a call in
-// flight, the call's own when it records its result (with the next call in flight, when the
-// reply has one).
+// flight, the call's own when it records its result.
 func TestSavesSayWhatChanged(t *testing.T) {
 	h := newHarness(t,
 		portstest.Calls(1, call("read_file", `{"path":"a"}`), call("write_file", `{"path":"b"}`)),
@@ -405,7 +404,7 @@ func TestSavesSayWhatChanged(t *testing.T) {
 	for _, ch := range h.rec.changes {
 		got = append(got, ch.Calls)
 	}
-	want := [][]int{nil, {0}, {1}, nil, {2}}
+	want := [][]int{nil, {0}, nil, {1}, nil, {2}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes said by the saves (-want +got):\n%s", diff)
 	}
@@ -421,11 +420,9 @@ func TestStatePersistedAroundEveryCall(t *testing.T) {
 	if _, err := h.run(step("read_file", "write_file")); err != nil {
 		t.Fatal(err)
 	}
-	// A reply of n calls run one after the other is saved n+1 times (the tokens and the
-	// conversation with it): each call in flight before it runs, with the result of the
-	// call before it, and the last result before the model sees it.
-	if h.rec.saves != 3+2 {
-		t.Errorf("%d saves, want %d", h.rec.saves, 3+2)
+	// 2 saves per call run one after the other, which carry the tokens and conversation too.
+	if h.rec.saves != 2*3 {
+		t.Errorf("%d saves, want %d", h.rec.saves, 2*3)
 	}
 	// Each call appears in flight in one snapshot, and with its result in a later one.
 	for _, id := range []string{"call_1", "call_2", "call_3"} {
@@ -563,7 +560,7 @@ func TestRefusedCallsAreAudited(t *testing.T) {
 // TestSavesBatchedNeverLate checks that batching the saves of a reply's calls drops no
 // durability: when a tool runs, the last save holds it in flight and every call before it
 // with its result; when the model is asked again, the last save holds every result. Calls run
-// one after another are saved n+1 times; read-only calls run concurrently, twice.
+// one after another are saved twice each; read-only calls run concurrently, twice in all.
 func TestSavesBatchedNeverLate(t *testing.T) {
 	for _, parallel := range []bool{false, true} {
 		t.Run(fmt.Sprint("parallel=", parallel), func(t *testing.T) {
@@ -593,7 +590,7 @@ func TestSavesBatchedNeverLate(t *testing.T) {
 			if _, err := h.run(a); err != nil {
 				t.Fatal(err)
 			}
-			want := 3 + 1
+			want := 2 * 3
 			if parallel {
 				want = 2
 			}
