@@ -5,8 +5,8 @@
 # a sandboxed tool call against a plain step, peak RSS with a 10 MB output against a trivial
 # run, refusing deeply nested YAML. Each target is one line: target, min and median, PASS or
 # FAIL. Then the in-process benchmarks of the state store's per-step save and per-call journal
-# append. RUNS sets the runs per command (5); BENCH_DIR where the state goes (the temporary
-# directory; it must be on a disk for the per-step figures to mean anything).
+# append. RUNS sets the runs per command (5), BIGRUNS those of 2,000 and 10,000 steps, BENCH_DIR
+# where the state goes (the temporary directory; put it on a disk, not a tmpfs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(mktemp -d)/awf
@@ -14,7 +14,7 @@ trap 'rm -rf "$(dirname "$bin")"' EXIT
 CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$bin" ./cmd/awf
 full=()
 [ "${FULL:-}" = 1 ] && full=(-full)
-go run ./scripts/procbench -awf "$bin" -runs "${RUNS:-5}" -dir "${BENCH_DIR:-}" "${full[@]}" || true
+go run ./scripts/procbench -awf "$bin" -runs "${RUNS:-5}" -bigruns "${BIGRUNS:-0}" -dir "${BENCH_DIR:-}" "${full[@]}" || true
 echo
 echo "== in-process: a step's saves at step 50 and 10,000 (10,000 iterations: the store's rewrites included)"
 go test -run='^$' -bench='^BenchmarkStepSave$' -benchtime="${STEPSAVE_BENCHTIME:-10000x}" ./internal/infrastructure/statestore

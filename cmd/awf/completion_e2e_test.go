@@ -69,7 +69,7 @@ func (c shellCompletion) has(t *testing.T, what string, words ...string) {
 // effect: no .awf directory appears.
 func TestShellCompletion(t *testing.T) {
 	e := newEnv(t)
-	e.write("workflows/hello.yaml", "name: hello\ndescription: Greets. Twice over.\ninputs:\n  - {name: who, description: Who to greet}\n  - {name: times, type: integer, default: 1}\nsteps:\n  - {name: a, type: shell, command: echo hi}\n")
+	e.write("workflows/hello.yaml", "name: hello\ndescription: \"Greets\\tyou\\u001b[31m. Twice over.\"\ninputs:\n  - {name: who, description: Who to greet}\n  - {name: times, type: integer, default: 1}\nsteps:\n  - {name: a, type: shell, command: echo hi}\n")
 	e.write(".awf/workflows/deploy-prod.yaml", "name: ship\nsteps:\n  - {name: a, type: shell, command: echo shipped}\n")
 
 	t.Run("no side effect", func(t *testing.T) {
@@ -98,7 +98,7 @@ func TestShellCompletion(t *testing.T) {
 
 	c := e.complete("run", "")
 	c.want(t, "run ''", "hello", "ship")
-	if c.desc["hello"] != "Greets." {
+	if c.desc["hello"] != "Greets you [31m." {
 		t.Errorf("run '': description of hello %q, want its first sentence", c.desc["hello"])
 	}
 	e.complete("run", "sh").want(t, "run sh", "ship")
@@ -142,6 +142,8 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"history", "--status", ""}, []string{"completed", "failed", "interrupted", "running"}},
 		{[]string{"history", "--workflow", ""}, []string{"hello", "ship"}}, // the workflows that have runs
 		{[]string{"run", "hello", "--provider", "o"}, []string{"ollama", "openai"}},
+		{[]string{"run", "hello", "--engine", ""}, []string{"local", "temporal"}},
+		{[]string{"status", "--engine", "t"}, []string{"temporal"}},
 		{[]string{"list", ""}, nil},
 		{[]string{"ui", ""}, nil}, // any command of one word takes no argument: no file names
 		{[]string{"tools", "list", ""}, nil},

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -509,4 +511,30 @@ func TestTemporalManyRuns(t *testing.T) {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// TestTemporalAgentStep: an agent step on the temporal engine (model turns from a cassette,
+// five read-only calls of one reply running concurrently on the worker, each governed and
+// audited there) records what the same run records locally.
+func TestTemporalAgentStep(t *testing.T) {
+	addr := startTemporal(t)
+	e := agentEnv(t, "parallel.yaml", "parallel.cassette.yaml")
+	e.startWorker(addr)
+	local := e.runJSON(0, "run", "agent/parallel.yaml", "--replay", "agent/parallel.cassette.yaml")
+	for _, f := range []string{"a.started", "b.started"} {
+		_ = os.Remove(filepath.Join(e.dir, f))
+	}
+	remote := e.runJSON(0, "run", "agent/parallel.yaml", "--replay", "agent/parallel.cassette.yaml", "--engine", "temporal", "--temporal", addr)
+	if remote.Output != local.Output {
+		t.Errorf("output = %q, want the local run's %q", remote.Output, local.Output)
+	}
+	if got, want := normalized(e.state(remote.RunID)), normalized(e.state(local.RunID)); got != want {
+		t.Errorf("state differs from the local run's:\n%s\nlocal:\n%s", got, want)
+	}
+	if st := e.state(remote.RunID).States["survey"]; st == nil || st.Tokens == nil || st.Tokens.Total != 460 {
+		t.Errorf("survey step = %+v, want the cassette's tokens", st)
+	}
+	if n := len(agentAudit(e, remote.RunID)); n != 5 {
+		t.Errorf("%d audit records of the temporal run, want 5", n)
+	}
 }

@@ -1,3 +1,7 @@
+//go:build unix
+
+// procbench reads rusage, which Windows does not have.
+
 // Command procbench measures awf from outside the process and prints each whole-process
 // target of the project against a baseline measured in the same run: per-step cost as
 // workflows grow, start-up against /bin/true, 50 steps against a bare shell loop, a sandboxed
@@ -46,13 +50,14 @@ func main() {
 	awf := flag.String("awf", "bin/awf", "the awf binary to measure")
 	runs := flag.Int("runs", 5, "runs of each command (min and median are reported)")
 	full := flag.Bool("full", false, "also run the 10,000-step workflow (minutes on a slow machine)")
+	bigRuns := flag.Int("bigruns", 0, "runs of the 2,000- and 10,000-step workflows (default: half of -runs, and at most 3 for 10,000)")
 	dir := flag.String("dir", "", "where the workflows and their state go (default: the temporary directory); put it on a disk, not a tmpfs")
 	flag.Parse()
 	bin, err := filepath.Abs(*awf)
 	if err != nil {
 		fail(err)
 	}
-	b := &bench{awf: bin, runs: max(1, *runs)}
+	b := &bench{awf: bin, runs: max(1, *runs), bigRuns: *bigRuns}
 	if b.dir, err = os.MkdirTemp(*dir, "procbench"); err != nil {
 		fail(err)
 	}
@@ -69,7 +74,7 @@ func main() {
 type bench struct {
 	awf             string
 	dir             string
-	runs            int
+	runs, bigRuns   int
 	checked, failed int
 }
 
@@ -221,7 +226,10 @@ func (b *bench) steps(full bool) {
 	}
 	for _, n := range sizes {
 		runs := max(1, b.runs/2)
-		if n == 10000 {
+		switch {
+		case b.bigRuns > 0:
+			runs = b.bigRuns
+		case n == 10000:
 			runs = min(3, b.runs)
 		}
 		c := per(n, runs)
@@ -233,7 +241,7 @@ func (b *bench) steps(full bool) {
 		b.target("10,000 steps: run peak RSS", rssMiB(c.run), 100, fmt.Sprintf("[%.1fx a 1-step run's %.1f MiB]", mib(c.run.medRSS)/mib(one.medRSS), mib(one.medRSS)))
 		wf := filepath.Join(b.dir, "steps10000.yaml")
 		v := b.measure(runs, b.awf, "validate", wf)
-		b.target("10,000 steps: validate wall", wallMS(v), 1000, "")
+		b.target("10,000 steps: validate wall", wallMS(v), 1000, fmt.Sprintf("[CPU %s]", cpuMS(v)))
 		b.target("10,000 steps: validate peak RSS", rssMiB(v), 100, "")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -177,12 +178,12 @@ func CompleteWorkflows(f *Factory) cobra.CompletionFunc {
 
 type workflowName struct{ name, description string }
 
-// workflowNames lists the workflows of WorkflowDirs by the name they declare (their file name
+// workflowNames lists the workflows of SearchDirs by the name they declare (their file name
 // when they do not load), each once.
 func workflowNames(f *Factory) []workflowName {
 	var out []workflowName
 	seen := map[string]bool{}
-	for _, dir := range WorkflowDirs {
+	for _, dir := range SearchDirs(f) {
 		files, err := WorkflowFiles(dir)
 		if err != nil {
 			continue
@@ -190,7 +191,7 @@ func workflowNames(f *Factory) []workflowName {
 		for _, file := range files {
 			w := workflowName{name: strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))}
 			if wf, _ := f.Loader().Load(file); wf != nil && wf.Name != "" {
-				w = workflowName{name: wf.Name, description: summary(wf.Description)}
+				w = workflowName{name: wf.Name, description: CompletionDescription(wf.Description)}
 			}
 			if !seen[w.name] {
 				seen[w.name] = true
@@ -229,17 +230,25 @@ func CompleteTools(f *Factory) cobra.CompletionFunc {
 		var out []cobra.Completion
 		for _, e := range reg.List() {
 			if name := e.ListName(); strings.HasPrefix(name, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(name, summary(e.Description)))
+				out = append(out, cobra.CompletionWithDesc(name, CompletionDescription(e.Description)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
-// summary is what a completion says of a workflow or a tool: the first sentence of its
-// description, at most 80 characters (shells show it beside the word, on one line).
-func summary(s string) string {
+// CompletionDescription is what a completion says of a workflow, a tool or an input: the
+// first sentence of its description, at most 80 characters (shells show it beside the word,
+// on one line), control characters (a tab would end the description early, an escape act on
+// the terminal) as spaces.
+func CompletionDescription(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
 	if i := strings.Index(s, ". "); i >= 0 {
 		s = s[:i+1]
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -153,6 +154,11 @@ func newRunInput(f *cmdutil.Factory, req cmdutil.EngineRun, shared bool) (RunInp
 			return in, fault.Wrap(fault.Usage, fmt.Errorf("read %s: %w", p, err))
 		}
 		in.Files[p] = b
+	}
+	for _, p := range []*string{&in.Replay, &in.Record} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(req.WorkDir, *p) // the workers' cassette is the submitter's
+		}
 	}
 	in.Sources = cmdutil.Sources(req.Files, nil, nil)
 	stats(req.Workflow, req.Inputs, req.WorkDir, in.Stats)

@@ -115,9 +115,9 @@ func (f *Failure) err() error {
 	return fault.New(f.Kind, "%s", f.Message)
 }
 
-// ShellInput is one shell step attempt.
+// ShellInput is one shell step attempt: the request alone (no run definition: every shell
+// activity's input is kept in the history).
 type ShellInput struct {
-	Run RunRef
 	Req ports.ProcessRequest
 }
 

@@ -284,7 +284,7 @@ func (p shellPort) Run(ctx context.Context, req ports.ProcessRequest) (ports.Pro
 	req.BaseEnv = nil // the worker's environment, as a local run uses awf's
 	var out ShellOutput
 	wctx := p.x.activity(ctx, req.Timeout)
-	if err := workflow.ExecuteActivity(wctx, ActivityShell, ShellInput{Run: p.x.ref, Req: req}).Get(wctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(wctx, ActivityShell, ShellInput{Req: req}).Get(wctx, &out); err != nil {
 		return ports.ProcessResult{}, activityError(ctx, "shell step", err)
 	}
 	return out.Result, out.Err.err()

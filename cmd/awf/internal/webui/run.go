@@ -222,7 +222,7 @@ func bar(start, end time.Time, st *state.StepState, now time.Time) (x, w int) {
 }
 
 func newStepNode(runID, name string, st *state.StepState, audits map[callKey]ports.AuditRecord) *stepNode {
-	n := &stepNode{Name: name, S: st, SubRun: st.Vars[state.SubRunVar], Messages: nil}
+	n := &stepNode{Name: name, S: st, SubRun: st.Vars[state.SubRunVar]}
 	for _, argv := range st.Command {
 		n.Command = append(n.Command, shellLine(argv))
 	}

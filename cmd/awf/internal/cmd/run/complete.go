@@ -18,14 +18,14 @@ func completeInputs(f *cmdutil.Factory) cobra.CompletionFunc {
 		if len(args) == 0 || strings.Contains(toComplete, "=") {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		wf, _ := f.Loader().Load(cmdutil.ResolveWorkflow(f.Loader(), args[0]))
+		wf, _ := f.Loader().Load(cmdutil.ResolveWorkflow(f, args[0]))
 		if wf == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var out []cobra.Completion
 		for _, in := range wf.Inputs {
 			if strings.HasPrefix(in.Name, toComplete) {
-				out = append(out, cobra.CompletionWithDesc(in.Name+"=", in.Description))
+				out = append(out, cobra.CompletionWithDesc(in.Name+"=", cmdutil.CompletionDescription(in.Description)))
 			}
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
