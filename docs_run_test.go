@@ -203,16 +203,19 @@ func runScript(t *testing.T, repo, bin, script string) (string, int) {
 }
 
 // scriptEnv is the environment of a runnable block: PATH with awf first, a HOME of its own
-// under dir, Go's caches as they are (the examples build Go code), and nothing else: no API
-// keys, no CI, no AWF_* settings.
+// under dir, Go's settings and caches as they are (the examples build Go code, offline), and
+// nothing else: no API keys, no CI, no AWF_* settings.
 func scriptEnv(t *testing.T, dir, bin string) []string {
 	t.Helper()
 	env := []string{
 		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"HOME=" + filepath.Join(dir, "home"),
 		"LANG=C.UTF-8",
-		"GOTOOLCHAIN=local",
-		"GOFLAGS=" + os.Getenv("GOFLAGS"),
+	}
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GO") {
+			env = append(env, kv)
+		}
 	}
 	goenv, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
 	if err != nil {
@@ -221,27 +224,8 @@ func scriptEnv(t *testing.T, dir, bin string) []string {
 	sc := bufio.NewScanner(bytes.NewReader(goenv))
 	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
 		if sc.Scan() {
-			env = append(env, name+"="+sc.Text())
+			env = append(env, name+"="+sc.Text()) // the caches of $HOME, which the block's HOME is not
 		}
 	}
-	return env
-}
-
-// runnableBlocks reads the mark, its expected exit code and the block after it, and refuses a
-// mark that no block follows or a block that is not closed.
-func TestRunnableBlocks(t *testing.T) {
-	doc := "text\n<!-- runnable -->\n```sh\ngo run ./cmd/awf list\nawf history\n```\n\n```sh\nnot marked\n```\n<!-- runnable exit=2 -->\n```sh\nawf validate bad.yaml\n```\n"
-	blocks, err := runnableBlocks([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []runnable{{line: 3, script: "awf list\nawf history"}, {line: 12, script: "awf validate bad.yaml", exit: 2}}
-	if fmt.Sprint(blocks) != fmt.Sprint(want) {
-		t.Errorf("blocks = %+v, want %+v", blocks, want)
-	}
-	for _, bad := range []string{"<!-- runnable -->\nawf list\n", "<!-- runnable -->\n```sh\nawf list\n"} {
-		if _, err := runnableBlocks([]byte(bad)); err == nil {
-			t.Errorf("runnableBlocks(%q) accepted it", bad)
-		}
-	}
+	return append(env, "GOTOOLCHAIN=local")
 }

@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -686,7 +685,9 @@ func stopOrphan(t *testing.T, e *env) {
 		if time.Now().After(deadline) {
 			t.Errorf("processes of the killed tool outlived awf: %v", left)
 			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
+				if p, err := os.FindProcess(pid); err == nil {
+					p.Kill()
+				}
 			}
 			return
 		}

@@ -96,6 +96,15 @@ func TestAwfDirFoundUpwardsFromSubdirectory(t *testing.T) {
 	if out := e.state(inSub).Output; strings.TrimSpace(out) != "a.txt" {
 		t.Errorf("output = %q, want the listing of data/ next to wf.yaml", out)
 	}
+	// The project's .awf/workflows are listed and run by name from the subdirectory too.
+	e.write(".awf/workflows/greet.yaml", "name: greet\nsteps:\n  - {name: s, type: shell, command: echo hi}\noutput: \"{{states.s.output}}\"\n")
+	if r := e.wantExit(e.runIn("sub/deep", nil, "list"), 0, nil); !strings.Contains(r.stdout, "greet") {
+		t.Errorf("awf list in a subdirectory lacks the project's greet:\n%s", r.stdout)
+	}
+	byName := e.runID("sub/deep", nil, "greet")
+	if out := e.state(byName).Output; out != "hi" {
+		t.Errorf("awf run greet from a subdirectory: output %q", out)
+	}
 }
 
 func TestAwfDirCreatedAtGitWorkTreeRoot(t *testing.T) {

@@ -142,6 +142,8 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"history", "--status", ""}, []string{"completed", "failed", "interrupted", "running"}},
 		{[]string{"history", "--workflow", ""}, []string{"hello", "ship"}}, // the workflows that have runs
 		{[]string{"run", "hello", "--provider", "o"}, []string{"ollama", "openai"}},
+		{[]string{"run", "hello", "--engine", ""}, []string{"local", "temporal"}},
+		{[]string{"status", "--engine", "t"}, []string{"temporal"}},
 		{[]string{"list", ""}, nil},
 		{[]string{"ui", ""}, nil}, // any command of one word takes no argument: no file names
 		{[]string{"tools", "list", ""}, nil},

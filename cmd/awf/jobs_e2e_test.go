@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -135,5 +137,15 @@ output: "{{states.start.output}}"
 		}
 		// The group is gone: the program and what it started (sleep 301).
 		waitFor(t, func() bool { return syscall.Kill(-pid, 0) == syscall.ESRCH })
+	}
+}
+
+// awf validate warns of a builtin awf's shell does not have, before anything runs.
+func TestValidateWarnsOfUnsupportedBuiltin(t *testing.T) {
+	e := newEnv(t)
+	e.write("wf.yaml", "name: u\nsteps:\n  - name: s\n    type: shell\n    command: |\n      echo a\n      ulimit -n 4096 || true\n")
+	r := e.mustRun(0, "validate", "wf.yaml")
+	if !strings.Contains(r.stderr, "warning: line 2 of the command: ulimit is not a builtin of awf's shell") {
+		t.Errorf("validate did not warn of ulimit:\n%s", r.stderr)
 	}
 }

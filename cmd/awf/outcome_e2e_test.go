@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 // End-to-end tests of agent outcomes that are not a success (issue 13, items 5 and 6): a

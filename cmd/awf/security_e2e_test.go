@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -101,7 +100,7 @@ func udpReceived(t *testing.T, conn net.PacketConn) bool {
 	var rerr error
 	buf := make([]byte, 64)
 	if err := raw.Read(func(fd uintptr) bool {
-		n, _, rerr = syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT)
+		n, rerr = recvNow(fd, buf)
 		return true
 	}); err != nil {
 		t.Fatal(err)
@@ -310,7 +309,7 @@ func TestSecurityAttacks(t *testing.T) {
 				t.Errorf("processes started by the tool outlived the run: %v", found)
 				for _, p := range found {
 					if pid, err := strconv.Atoi(strings.SplitN(p, ":", 2)[0]); err == nil {
-						_ = syscall.Kill(pid, syscall.SIGKILL)
+						killPID(pid)
 					}
 				}
 			}},

@@ -9,6 +9,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -167,6 +170,36 @@ func waitPage(t *testing.T, ctx context.Context, cond string) {
 	}
 }
 
+// treeDigest lists every file under dir with its mode, size, time and SHA-256, to tell whether
+// anything wrote there.
+func treeDigest(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sum := ""
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum = fmt.Sprintf("%x", sha256.Sum256(data))
+		}
+		fmt.Fprintf(&b, "%s %v %d %d %s\n", strings.TrimPrefix(p, dir), fi.Mode(), fi.Size(), fi.ModTime().UnixNano(), sum)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // reviewEnv runs testdata/e2e/ui/review.yaml (agent step replayed) and returns the env and
 // the run's id.
 func reviewEnv(t *testing.T) (*env, string) {
@@ -192,7 +225,13 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 	e, runID := reviewEnv(t)
 	ctx := browser(t)
 	shots := artifacts(t)
+	before := treeDigest(t, filepath.Join(e.dir, ".awf"))
 	srv := startUI(t, e)
+	defer func() { // awf ui never writes: the state and the audit log are as they were
+		if after := treeDigest(t, filepath.Join(e.dir, ".awf")); after != before {
+			t.Errorf(".awf changed while awf ui showed it:\nbefore:\n%s\nafter:\n%s", before, after)
+		}
+	}()
 
 	// The token URL sets the cookie and redirects to the runs list.
 	visit(t, ctx, srv.url)

@@ -1,3 +1,7 @@
+//go:build unix
+
+// procbench reads rusage, which Windows does not have.
+
 // Command procbench measures awf from outside the process and prints each whole-process
 // target of the project against a baseline measured in the same run: per-step cost as
 // workflows grow, start-up against /bin/true, 50 steps against a bare shell loop, a sandboxed

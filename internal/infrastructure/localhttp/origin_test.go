@@ -26,3 +26,14 @@ func TestSameOrigin(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopbackHost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1:8765": true, "localhost:8765": true, "LOCALHOST": true, "[::1]:8765": true, "127.9.9.9": true,
+		"evil.example:8765": false, "10.0.0.5:8765": false, "": false, "127.0.0.1.evil.example:80": false, "[::ffff:7f00:1]:1": true,
+	} {
+		if got := LoopbackHost(host); got != want {
+			t.Errorf("LoopbackHost(%q) = %v, want %v", host, got, want)
+		}
+	}
+}

@@ -3,13 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -154,7 +152,7 @@ func TestServerThatDiesMidCallIsAnErrorResult(t *testing.T) {
 	if after.Succeeded() || !strings.Contains(after.Error, `MCP server "fs" stopped`) {
 		t.Errorf("call after the crash = %+v, want an error result saying the server stopped", after)
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+	if err := processGone(pid); err != nil {
 		t.Errorf("the crashed server %d is still there: kill(0) = %v", pid, err)
 	}
 }
@@ -189,7 +187,7 @@ func TestCloseStopsServers(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close() = %v", err)
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+	if err := processGone(pid); err != nil {
 		t.Errorf("server %d still runs after Close: kill(0) = %v", pid, err)
 	}
 	if _, err := s.Load(); err == nil {

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
-	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -95,14 +92,15 @@ type HelperConfig struct {
 func (c HelperConfig) Main() int {
 	// Commands the script runs must not inherit the wire (the parent reads fd 4 to EOF), nor
 	// any descriptor awf itself inherited without close-on-exec.
-	if unix.CloseRange(requestFD, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) != nil {
-		syscall.CloseOnExec(requestFD) // kernels before 5.11
-		syscall.CloseOnExec(statusFD)
-	}
+	closeOnExecFrom(requestFD)
 	separateRuntimeOutput() // [sandbox] a crash under a limit reaches the parent, not the script
-	status := os.NewFile(statusFD, "awf-status")
+	status, request := inheritedFile(statusFD, "awf-status"), inheritedFile(requestFD, "awf-request")
+	if status == nil || request == nil {
+		fmt.Fprintln(os.Stderr, "awf: process helper: started without its request and status descriptors")
+		return helperFailedExit
+	}
 
-	req, err := readRequest(os.NewFile(requestFD, "awf-request"))
+	req, err := readRequest(request)
 	if err != nil {
 		return c.fail(status, fmt.Errorf("process helper: read request: %w", err))
 	}

@@ -5,11 +5,14 @@ package process
 // control on top of it, the same in shell steps (Local) and in tools' helper (Runner):
 //
 //   - Before it runs, the script is rewritten (rewriteJobs): each `STMT &` becomes
-//     `{ awf:job-new 'STMT'; { __awf_job=$__awf_bang; ( STMT ); awf:job-done $?; } & }`, and
-//     each $! becomes $__awf_bang. awf:job-new numbers the job and sets __awf_bang to "%N" in
-//     the starting shell (its call is rewritten to `eval __awf_bang=%N`); the job's shell marks
-//     itself with __awf_job, which everything it runs (functions, subshells) sees; ( STMT )
-//     keeps an `exit` inside the job from skipping awf:job-done, which records the status.
+//     `{ awf:job-new 'STMT'; { __awf_job=$__awf_bang; ( STMT ) || awf:job-done $?;
+//     awf:job-done 0; } & }`, and each $! becomes $__awf_bang. awf:job-new numbers the job and
+//     sets __awf_bang to "%N" in the starting shell (its call is rewritten to
+//     `eval __awf_bang=%N`); the job's shell marks itself with __awf_job, which everything it
+//     runs (functions, subshells) sees; ( STMT ) keeps an `exit` inside the job from skipping
+//     awf:job-done, which records the status (the first call counts), and the || keeps
+//     `set -e` from ending the job's shell before it (the interpreter keeps set -e in force
+//     inside the subshell).
 //   - The code of eval and trap calls is rewritten the same way when they run (rewriteCode).
 //   - kill, wait, jobs and ulimit calls are renamed to awf:kill... and served by jobBuiltins.
 //   - Every program the script starts is registered with its job (programExec), so that kill
@@ -33,7 +36,6 @@ import (
 	"sync"
 	"syscall"
 
-	"golang.org/x/sys/unix"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -85,8 +87,10 @@ func rewriteBackground(st *syntax.Stmt) *syntax.Stmt {
 	}
 	bg := &syntax.Stmt{Background: true, Cmd: &syntax.Block{Stmts: []*syntax.Stmt{
 		{Cmd: &syntax.CallExpr{Assigns: []*syntax.Assign{{Name: &syntax.Lit{Value: jobVar}, Value: paramWord(bangVar)}}}},
-		{Cmd: &syntax.Subshell{Stmts: []*syntax.Stmt{&body}}},
-		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), paramWord("?")}}},
+		{Cmd: &syntax.BinaryCmd{Op: syntax.OrStmt,
+			X: &syntax.Stmt{Cmd: &syntax.Subshell{Stmts: []*syntax.Stmt{&body}}},
+			Y: &syntax.Stmt{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), paramWord("?")}}}}},
+		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), litWord("0")}}},
 	}}}
 	*st = syntax.Stmt{Comments: body.Comments, Position: body.Position, Cmd: &syntax.Block{Stmts: []*syntax.Stmt{
 		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobNewCmd), {Parts: []syntax.WordPart{&syntax.SglQuoted{Value: shown}}}}}},
@@ -297,11 +301,11 @@ func (jc *jobControl) signal(pid int, sig syscall.Signal) error {
 		return syscall.ESRCH
 	}
 	if !jc.grouped {
-		return syscall.Kill(pid, sig)
+		return kill(pid, sig)
 	}
-	err := syscall.Kill(-pid, sig)
+	err := kill(-pid, sig)
 	if err == nil && sig != syscall.SIGKILL && pidNamespaces.Load() && terminates(sig) && !handles(pid, sig) {
-		err = syscall.Kill(-pid, syscall.SIGKILL)
+		err = kill(-pid, syscall.SIGKILL)
 	}
 	return err
 }
@@ -309,8 +313,7 @@ func (jc *jobControl) signal(pid int, sig syscall.Signal) error {
 // terminates reports whether sig's default action ends a process (all but 0 and the job
 // control and informational signals).
 func terminates(sig syscall.Signal) bool {
-	return sig != 0 && !slices.Contains([]syscall.Signal{syscall.SIGCONT, syscall.SIGSTOP, syscall.SIGTSTP,
-		syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGCHLD, syscall.SIGURG, syscall.SIGWINCH}, sig)
+	return sig != 0 && !slices.Contains(nonTerminating, sig)
 }
 
 // handles reports whether process pid catches or ignores sig (/proc/PID/status SigCgt,
@@ -413,7 +416,7 @@ func killSignal(args []string) (syscall.Signal, []string, error) {
 	if !strings.HasPrefix(upper, "SIG") {
 		upper = "SIG" + upper
 	}
-	if s := unix.SignalNum(upper); s != 0 {
+	if s := signalNum(upper); s != 0 {
 		return s, rest, nil
 	}
 	return 0, nil, fmt.Errorf("%s: invalid signal (use a name such as TERM, INT, KILL or a number)", name)
@@ -444,7 +447,7 @@ func (jc *jobControl) killOne(target string, sig syscall.Signal) error {
 	if leader == pid {
 		return jc.signal(pid, sig)
 	}
-	return syscall.Kill(pid, sig) // a process in the group of one of the script's programs
+	return kill(pid, sig) // a process in the group of one of the script's programs
 }
 
 // owner returns the registered program that pid is, or (grouped) whose process group pid is
@@ -462,7 +465,7 @@ func (jc *jobControl) owner(pid int) (int, bool) {
 	if !jc.grouped {
 		return 0, false
 	}
-	pgid, err := syscall.Getpgid(pid)
+	pgid, err := getpgid(pid)
 	if err != nil || pgid <= 1 {
 		return 0, false
 	}
@@ -602,7 +605,7 @@ func writeJob(w io.Writer, j *job) {
 	switch {
 	case !j.shellEnded || len(j.procs) > 0:
 	case j.killed:
-		state = "Killed (" + unix.SignalName(syscall.Signal(j.status-128)) + ")"
+		state = "Killed (" + signalName(syscall.Signal(j.status-128)) + ")"
 	case j.status == 0:
 		state = "Done"
 	default:

@@ -1,3 +1,5 @@
+//go:build unix
+
 package process
 
 import (
@@ -61,7 +63,7 @@ func TestRewriteJobs(t *testing.T) {
 	syntax.NewPrinter().Print(&out, file)
 	got := out.String()
 	for _, want := range []string{
-		"awf:job-new 'sleep 1'", "__awf_job=$__awf_bang", "(sleep 1)", "awf:job-done $?", "echo $__awf_bang",
+		"awf:job-new 'sleep 1'", "__awf_job=$__awf_bang", "(sleep 1) || awf:job-done $?", "awf:job-done 0", "echo $__awf_bang",
 		"x=${!name} y=$__awf_bang", "awf:job-new '(a | b)'",
 	} {
 		if !strings.Contains(got, want) {
@@ -85,6 +87,7 @@ func TestLocalJobControl(t *testing.T) {
 		{"sleep 30 & trap 'kill $!; echo trapped' EXIT; echo set", "set\ntrapped\n"},
 		{"kill() { echo mine $1; }; kill 1; command kill -0 1; echo $?", "mine 1\n1\n"},
 		{"sleep 30 & wait %9; echo $?", "127\n"},
+		{"set -e; { false; echo not reached; } & wait $! || echo \"status $?\"; (exit 4) & wait $! || echo \"status $?\"", "status 1\nstatus 4\n"},
 	} {
 		got, err := NewLocal(Config{}).Run(t.Context(), ports.ProcessRequest{Script: c.script, BaseEnv: MinimalEnv(), Timeout: time.Minute})
 		if err != nil || got.Stdout != c.want {

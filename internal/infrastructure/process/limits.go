@@ -12,14 +12,12 @@ package process
 
 import (
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
-	"golang.org/x/sys/unix"
 )
 
 // Resources a sandbox limit bounds, as the helper names them in a limit record.
@@ -30,22 +28,6 @@ const (
 
 // maxCrashReport bounds what the parent keeps of the helper runtime's crash output.
 const maxCrashReport = 4 << 10
-
-// separateRuntimeOutput points the helper's fd 2, where the Go runtime writes a fatal error,
-// at the status pipe, and makes os.Stderr (the script's stderr, and the helper's own messages)
-// a close-on-exec copy of the stderr the parent gave. Commands get os.Stderr as their fd 2.
-// On failure fd 2 stays as it was: a crash then shows as before, on the script's stderr.
-func separateRuntimeOutput() {
-	fd, err := unix.FcntlInt(2, unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return
-	}
-	if unix.Dup3(statusFD, 2, unix.O_CLOEXEC) != nil {
-		unix.Close(fd)
-		return
-	}
-	os.Stderr = os.NewFile(uintptr(fd), "/dev/stderr")
-}
 
 // limitOf names the resource whose limit err (from starting a command) shows was reached:
 // EAGAIN from fork is the process limit, ENOMEM the memory limit; "" for any other error.

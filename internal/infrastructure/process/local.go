@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -117,8 +116,9 @@ func localStatus(err error, stderr io.Writer) (int, error) {
 
 // programExec is the innermost exec handler: it runs an external program and registers it
 // with its job (jc). detached (shell steps, Local): the program leads its own process group
-// (startDetached), which is killed when the script's context ends, so that a timeout or
-// Ctrl-C leaves nothing behind, and the program dies with awf. Otherwise (the helper) it
+// (startDetached; a job object on Windows), which is killed when the script's context ends,
+// so that a timeout or Ctrl-C leaves nothing behind, and (but on macOS) the program dies with
+// awf. Otherwise (the helper) it
 // stays in the helper's group, which the parent kills when the script ends.
 func programExec(jc *jobControl, detached bool) func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
@@ -142,8 +142,9 @@ func programExec(jc *jobControl, detached bool) func(interp.ExecHandlerFunc) int
 				return cmd
 			}
 			var cmd *exec.Cmd
+			var grp procGroup
 			if detached {
-				cmd, err = startDetached(newCmd)
+				cmd, grp, err = startDetached(newCmd)
 			} else {
 				cmd = newCmd()
 				err = cmd.Start()
@@ -160,7 +161,8 @@ func programExec(jc *jobControl, detached bool) func(interp.ExecHandlerFunc) int
 			if detached {
 				// Whatever the program left in its group (background children) goes with it,
 				// as in the helper, where the group is killed when the script ends.
-				syscall.Kill(-pid, syscall.SIGKILL)
+				grp.kill()
+				grp.release()
 			}
 			exited()
 			if ctx.Err() != nil {
@@ -185,33 +187,6 @@ func programStatus(hc interp.HandlerContext, err error) error {
 		return interp.ExitStatus(1)
 	}
 	return nil
-}
-
-// pidNamespaces says whether the programs of shell steps start in a PID namespace of their
-// own; it starts true when awf is root and turns false at the first refusal.
-var pidNamespaces atomic.Bool
-
-func init() { pidNamespaces.Store(os.Geteuid() == 0) }
-
-// startDetached starts cmd so that it and everything it starts die with awf, whatever kills
-// awf (kill -9 included, when nothing in awf runs any more): the program is the leader of its
-// own process group, gets SIGKILL when awf dies (parent-death signal) and, where awf may create
-// one (root), is the first process of a new PID namespace, so that its death kills every
-// process below it, setsid ones included. Without a PID namespace a descendant of a program
-// still running when awf is killed outlives it (the parent-death signal is not inherited).
-func startDetached(newCmd func() *exec.Cmd) (*exec.Cmd, error) {
-	cmd := newCmd()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if !pidNamespaces.Load() {
-		return cmd, cmd.Start()
-	}
-	cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWPID
-	err := cmd.Start()
-	if !errors.Is(err, syscall.EPERM) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSPC) {
-		return cmd, err
-	}
-	pidNamespaces.Store(false) // not allowed here (a container, a seccomp profile)
-	return startDetached(newCmd)
 }
 
 // execEnv is the exported environment of the interpreter at this command; a later entry of

@@ -4,6 +4,12 @@
 // parent side (runner.go) feeds it, captures its output under caps, and kills the whole group
 // on timeout, cancellation, output overflow and when the script ends. It implements
 // ports.ProcessRunner and does not enforce a sandbox policy yet.
+//
+// What is per OS sits in files named for it: the process group (group_*.go: a process group
+// on Unix, a job object on Windows), how the helper inherits its pipes (fd_*.go: descriptors 3
+// and 4 on Unix, listed inheritable handles on Windows), signals (signal_*.go: Windows has
+// none but termination). macOS has no parent-death signal and no PID namespaces: a program
+// still running when awf is killed with SIGKILL outlives it there.
 package process
 
 import (
@@ -22,7 +28,6 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
-	"golang.org/x/sys/unix"
 )
 
 // Defaults of Config.
@@ -268,7 +273,8 @@ func (r *Runner) helperError(data []byte, res ports.ProcessResult, sb *sandboxLa
 // proc is one running helper with the parent's ends of its pipes.
 type proc struct {
 	cmd *exec.Cmd
-	pid int // also the process group id (Setpgid)
+	pid int       // also the process group id (Setpgid) on Unix
+	grp procGroup // the helper and everything it starts
 
 	mu     sync.Mutex
 	reaped bool // the helper's pid may be reused: never signal its group again
@@ -330,23 +336,25 @@ func (r *Runner) spawn(attr *syscall.SysProcAttr, extra []*os.File) (*proc, erro
 	cmd := exec.Command(r.cfg.HelperPath, r.cfg.HelperArgs...)
 	cmd.Env = helperEnv()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.ExtraFiles = []*os.File{reqR, statusW} // fds 3 and 4
-	// [sandbox] the sandbox's descriptors from fd 5, its clone flags and credentials, if any.
-	cmd.ExtraFiles = append(cmd.ExtraFiles, extra...)
-	a := *attr
-	a.Setpgid = true
-	// If awf dies (kill -9), the helper dies with it; in a sandbox it is its PID namespace's
-	// init, so everything the tool started goes too. Without one, a child that left the
-	// helper's process group may survive.
-	a.Pdeathsig = syscall.SIGKILL
+	a := *attr // [sandbox] the sandbox's clone flags and credentials, if any
+	detach(&a) // its own process group (group_*.go)
 	cmd.SysProcAttr = &a
+	// fds 3 and 4, then the sandbox's descriptors from fd 5
+	passFiles(cmd, append([]*os.File{reqR, statusW}, extra...))
 	err = cmd.Start()
 	closeAll([]*os.File{reqR, statusW, outW, errW, inR}) // the helper has its copies
+	var grp procGroup
+	if err == nil {
+		if grp, err = newProcGroup(cmd.Process); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}
 	if err != nil {
 		closeAll([]*os.File{reqW, statusR, outR, errR, inW})
 		return nil, fault.Wrap(fault.System, fmt.Errorf("start process helper: %w", err))
 	}
-	return &proc{cmd: cmd, pid: cmd.Process.Pid, reqW: reqW, inW: inW, outR: outR, errR: errR, statusR: statusR,
+	return &proc{cmd: cmd, pid: cmd.Process.Pid, grp: grp, reqW: reqW, inW: inW, outR: outR, errR: errR, statusR: statusR,
 		statusDone: make(chan struct{})}, nil
 }
 
@@ -376,31 +384,27 @@ func (p *proc) goIO(f func()) {
 	}()
 }
 
-// kill sends SIGKILL to the helper's whole process group, unless the helper has been reaped.
+// kill kills the helper's whole process group (its job object on Windows), unless the helper
+// has been reaped.
 func (p *proc) kill() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.reaped {
-		syscall.Kill(-p.pid, syscall.SIGKILL)
+		p.grp.kill()
 	}
 }
 
 // wait waits for the helper to exit, kills what is left of its group while the helper's
 // unreaped pid still pins the group id, then reaps it.
 func (p *proc) wait() (*os.ProcessState, error) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	waitExited(p.pid)
 	p.mu.Lock()
-	syscall.Kill(-p.pid, syscall.SIGKILL)
+	p.grp.kill()
 	p.reaped = true
 	p.mu.Unlock()
 
 	err := p.cmd.Wait()
+	p.grp.release()
 	if _, ok := errors.AsType[*exec.ExitError](err); ok {
 		err = nil
 	}

@@ -120,3 +120,13 @@ func (l *sandboxLaunch) sysProcAttr() *syscall.SysProcAttr {
 	}
 	return l.SysProcAttr
 }
+
+// wrap is the program and arguments that start the helper: on macOS, sandbox-exec with the
+// Seatbelt profile in front of it (sandbox.Launch.Wrap); elsewhere, or without a sandbox, path
+// and args themselves.
+func (l *sandboxLaunch) wrap(path string, args []string) (string, []string) {
+	if l == nil {
+		return path, args
+	}
+	return l.Wrap(path, args)
+}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package process
 
 // [sandbox] Runs through the helper with a sandbox policy. The attack suite is in package
@@ -182,4 +184,25 @@ func waitWarm(t *testing.T, r *Runner) int {
 	}
 	t.Fatal("no helper was started ahead")
 	return 0
+}
+
+// TestRunSandboxedLinkedWorkspace: a working directory reached through a symbolic link still
+// has its protected files hidden, however deep.
+func TestRunSandboxedLinkedWorkspace(t *testing.T) {
+	r := sandboxedRunner(t, nil)
+	real, base := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(real, "a/b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "a/b/.env"), []byte("SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	if err := os.Symlink(real, ws); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(t.Context(), ports.ProcessRequest{Script: "cat a/b/.env; cat " + real + "/a/b/.env", Dir: ws, Policy: &workflow.Policy{}})
+	if err != nil || strings.Contains(res.Stdout, "SECRET") {
+		t.Errorf("Run = %q, %v; a .env in a linked workspace was readable", res.Stdout+res.Stderr, err)
+	}
 }

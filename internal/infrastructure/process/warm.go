@@ -15,8 +15,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // WarmIdle is how long helpers started ahead wait for a Run before they are stopped: long
@@ -43,14 +41,7 @@ type warm struct {
 
 // warmKey identifies what a helper is started with, but for the cgroup (joined later).
 func warmKey(attr *syscall.SysProcAttr, extra []*os.File) string {
-	k := *attr
-	k.UseCgroupFD, k.CgroupFD = false, 0
-	cred := ""
-	if k.Credential != nil {
-		cred = fmt.Sprintf("%+v", *k.Credential)
-		k.Credential = nil
-	}
-	key := fmt.Sprintf("%+v %s", k, cred)
+	key := attrKey(attr)
 	for _, f := range extra {
 		key += fmt.Sprintf(" %p", f) // the same open file: an idmapping user namespace
 	}
@@ -90,8 +81,7 @@ func (w *warm) take(attr *syscall.SysProcAttr, extra []*os.File) *proc {
 // helpers with other attributes are stopped. A start that fails ends the refill: the next
 // run starts its own helper.
 func (w *warm) refill(r *Runner, attr *syscall.SysProcAttr, extra []*os.File) {
-	a := *attr
-	a.UseCgroupFD, a.CgroupFD = false, 0
+	a := withoutCgroup(attr)
 	key := warmKey(&a, extra)
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -162,9 +152,7 @@ func (r *Runner) Close() error {
 
 // exited reports whether the helper, which has not been given a request, is gone.
 func (p *proc) exited() bool {
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, p.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return err != nil || info.Signo != 0
+	return hasExited(p.pid)
 }
 
 // discardAll discards each of ps.
@@ -178,5 +166,6 @@ func discardAll(ps []*proc) {
 func (p *proc) discard() {
 	p.kill()
 	p.cmd.Wait()
+	p.grp.release()
 	closeAll([]*os.File{p.reqW, p.inW, p.outR, p.errR, p.statusR})
 }

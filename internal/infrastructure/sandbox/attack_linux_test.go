@@ -163,13 +163,6 @@ func newFixture(t *testing.T, base string, owner int, tcp, udp *listener, attack
 	return f
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func write(t *testing.T, path, content string, mode os.FileMode) {
 	t.Helper()
 	must(t, os.WriteFile(path, []byte(content), mode))

@@ -26,13 +26,19 @@ func noNewPrivs() error {
 }
 
 // dropUID makes every thread uid and gid id, with no supplementary groups. Going from root
-// to a non-zero uid clears the capabilities.
+// to a non-zero uid clears the capabilities. The group list and gid are changed only when
+// they are not already what they must be (Prepare starts the helper in group id with no
+// others): each change is a call on every thread.
 func dropUID(id int) error {
-	if err := syscall.Setgroups([]int{}); err != nil {
-		return fmt.Errorf("uid: setgroups: %w", err)
+	if groups, err := syscall.Getgroups(); err != nil || len(groups) > 0 {
+		if err := syscall.Setgroups([]int{}); err != nil {
+			return fmt.Errorf("uid: setgroups: %w", err)
+		}
 	}
-	if err := syscall.Setresgid(id, id, id); err != nil {
-		return fmt.Errorf("uid: setresgid %d: %w", id, err)
+	if rgid, egid, sgid := unix.Getresgid(); rgid != id || egid != id || sgid != id {
+		if err := syscall.Setresgid(id, id, id); err != nil {
+			return fmt.Errorf("uid: setresgid %d: %w", id, err)
+		}
 	}
 	if err := syscall.Setresuid(id, id, id); err != nil {
 		return fmt.Errorf("uid: setresuid %d: %w", id, err)

@@ -30,6 +30,9 @@ type Launch struct {
 	Expected    Applied
 }
 
+// Wrap returns the helper's path and arguments unchanged.
+func (l *Launch) Wrap(path string, args []string) (string, []string) { return path, args }
+
 // ExtraFiles returns nothing outside Linux.
 func (l *Launch) ExtraFiles(first int) []*os.File { return nil }
 

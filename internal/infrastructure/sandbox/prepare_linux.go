@@ -35,6 +35,10 @@ type Launch struct {
 	cg      *cgroup // nil without one
 }
 
+// Wrap returns the helper's path and arguments unchanged: on Linux the helper sandboxes
+// itself (Enter).
+func (l *Launch) Wrap(path string, args []string) (string, []string) { return path, args }
+
 // ExtraFiles returns the descriptors the helper must inherit, numbered from first (the
 // helper's fd of the first one: 3 plus the number of extra files the runner passes before
 // them), and records their numbers in Spec. Call it before encoding Spec; append the files to
@@ -164,6 +168,10 @@ func (l *Launch) planNamespaces(s *Spec, rep Report) error {
 	if rep.Root {
 		if rep.Available(LayerUID) && slices.Contains(plan.Namespaces, LayerMountNS) {
 			plan.DropUID, plan.IDMap = NobodyUID, true
+			// Root, for the mounts, but already in the group it drops to, with no others:
+			// the helper then changes its uid only (dropUID), each change being a call on
+			// every thread of a Go process.
+			attr.Credential = &syscall.Credential{Uid: 0, Gid: NobodyUID, Groups: []uint32{}}
 		}
 		return nil
 	}

@@ -108,7 +108,9 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 	}
 	w := &protectWalk{deep: deep, old: x.sets[set.String()], seen: map[string]*dirRecord{}, now: now(), reads: &x.reads}
 	for _, root := range walks {
-		fi, err := os.Lstat(root)
+		// A root reached through a symbolic link (a working directory under a linked
+		// directory) is walked: only the links beneath it are not followed.
+		fi, err := os.Stat(root)
 		if err != nil {
 			continue // missing: nothing to mask there
 		}

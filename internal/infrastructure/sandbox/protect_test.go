@@ -3,6 +3,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,24 @@ func BenchmarkProtectMatches(b *testing.B) {
 	}
 	for b.Loop() {
 		ProtectMatches(pats)
+	}
+}
+
+// BenchmarkProtectIndex is BenchmarkProtectMatches through one index, as the calls of a run
+// walk the workspace: unchanged directories are checked (lstat), not read.
+func BenchmarkProtectIndex(b *testing.B) {
+	ws := "/usr/local/go/src"
+	if _, err := os.Stat(ws); err != nil {
+		b.Skip("needs a Go source tree at " + ws)
+	}
+	var pats []string
+	for _, p := range DefaultProtect {
+		pats = append(pats, filepath.Join(ws, p))
+	}
+	var idx ProtectIndex
+	idx.Matches(ws, pats)
+	for b.Loop() {
+		idx.Matches(ws, pats)
 	}
 }
 
@@ -155,6 +174,21 @@ func TestProtectIndexFindsLaterFiles(t *testing.T) {
 	write("src/a/c/.env")
 	must(t, os.RemoveAll(filepath.Join(ws, "new")))
 	check(4, "src/a/b/.env", "src/a/c/.env") // ws, a, the new c, moved
+}
+
+// TestProtectMatchesThroughLinkedRoot: a working directory reached through a symbolic link is
+// walked (the links beneath it are not followed).
+func TestProtectMatchesThroughLinkedRoot(t *testing.T) {
+	real, base := t.TempDir(), t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(real, "a/b"), 0o755))
+	must(t, os.WriteFile(filepath.Join(real, "a/b/.env"), nil, 0o644))
+	must(t, os.Symlink(real, filepath.Join(base, "out")))
+	must(t, os.Symlink(filepath.Join(base, "out"), filepath.Join(real, "a/loop")))
+	ws := filepath.Join(base, "out")
+	got, _ := ProtectMatches([]string{filepath.Join(ws, "**/.env")})
+	if want := []string{filepath.Join(ws, "a/b/.env")}; !slices.Equal(got, want) {
+		t.Errorf("matches = %q, want %q", got, want)
+	}
 }
 
 // TestProtectIndexRacyDirectory: a directory changed less than racyWindow before it was read

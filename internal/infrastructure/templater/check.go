@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
 
@@ -87,6 +89,7 @@ func (c *refChecker) command(r workflow.TemplateRef) {
 		c.syntax(r, err)
 		return
 	}
+	c.unsupported(r, ct)
 	for _, h := range ct.holes {
 		switch {
 		case h.name == "":
@@ -96,6 +99,33 @@ func (c *refChecker) command(r workflow.TemplateRef) {
 				"{{%s}} starts an argument of %s: a value beginning with \"-\" would be read as an option, and is refused when the tool is called", h.prog.src, h.command)
 		}
 	}
+}
+
+// unsupportedBuiltins are the bash builtins awf's shell does not have (docs/dsl.md, "The
+// shell"): a script that calls one fails there when it runs.
+var unsupportedBuiltins = []string{"bg", "fg", "disown", "suspend", "ulimit", "umask", "enable", "caller",
+	"complete", "compgen", "compopt", "history", "fc", "newgrp", "logout", "bind"}
+
+// unsupported warns of each call of an unsupported builtin in the command, naming its line.
+func (c *refChecker) unsupported(r workflow.TemplateRef, ct *commandTemplate) {
+	if ct.hasRaw {
+		return
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(ct.script), "")
+	if err != nil {
+		return
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return true
+		}
+		if name := call.Args[0].Lit(); slices.Contains(unsupportedBuiltins, name) {
+			c.warn(r, 0, "see \"The shell\" in docs/dsl.md for the builtins awf's shell has",
+				"line %d of the command: %s is not a builtin of awf's shell: the call fails when the command runs", call.Pos().Line(), name)
+		}
+		return true
+	})
 }
 
 func usesArgs(p *program) bool {

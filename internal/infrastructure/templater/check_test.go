@@ -320,3 +320,13 @@ func TestCacheIsBounded(t *testing.T) {
 		t.Error("the last command checked is not cached")
 	}
 }
+
+func TestCheckWarnsOfUnsupportedBuiltins(t *testing.T) {
+	wf := &workflow.Workflow{Name: "w", Inputs: []workflow.Input{{Name: "x"}},
+		Steps: []workflow.Step{shell("s", "echo {{inputs.x}}\nulimit -n 4096\nsleep 1 & kill $!; wait", 3)}}
+	probs := New().Check(wf)
+	if len(probs) != 1 || !strings.Contains(probs[0].Msg, "line 2 of the command: ulimit is not a builtin of awf's shell") ||
+		probs[0].Severity != workflow.SeverityWarning {
+		t.Errorf("problems = %v, want one warning about ulimit on line 2", probs)
+	}
+}

@@ -1,12 +1,10 @@
-//go:build unix
+//go:build linux || darwin
 
 package approver
 
 import (
 	"io"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // flushInput discards what was typed on the terminal r but not read yet (tcflush TCIFLUSH),
@@ -21,9 +19,7 @@ func flushInput(r io.Reader) bool {
 		return false
 	}
 	var flushErr error
-	if err := rc.Control(func(fd uintptr) {
-		flushErr = unix.IoctlSetInt(int(fd), unix.TCFLSH, unix.TCIFLUSH)
-	}); err != nil {
+	if err := rc.Control(func(fd uintptr) { flushErr = flushQueue(int(fd)) }); err != nil {
 		return false
 	}
 	return flushErr == nil

@@ -13,7 +13,7 @@ import (
 // that takes arguments says how to complete them (cobra's default offers any file).
 func TestFlagsAndArgumentsComplete(t *testing.T) {
 	completed := []string{"output", "approve", "non-interactive", "log-format", "log-level", "state-dir", "awf-dir",
-		"run", "tool", "tools", "workflow", "decision", "outcome", "status", "provider", "input-file"}
+		"run", "tool", "tools", "workflow", "decision", "outcome", "status", "provider", "input-file", "engine"}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.Flags().VisitAll(func(fl *pflag.Flag) {

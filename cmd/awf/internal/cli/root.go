@@ -93,6 +93,7 @@ call: a YAML state file per run and an append-only audit log.`,
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
 	completeNoFiles(root)
+	completeEverywhere(root, "engine", cmdutil.CompleteValues(cmdutil.EngineLocal, cmdutil.EngineTemporal))
 	refuseUnknownTopics(root)
 	refuseUnknownSubcommands(root)
 	return root
@@ -187,6 +188,20 @@ func completeNoFiles(c *cobra.Command) {
 	}
 	if c.ValidArgsFunction == nil && c.Runnable() && len(strings.Fields(c.Use)) == 1 {
 		c.ValidArgsFunction = cobra.NoFileCompletions
+	}
+}
+
+// completeEverywhere completes the flag name with complete on every command that has it and
+// completes it no other way (awf run --engine, awf status --engine).
+func completeEverywhere(c *cobra.Command, name string, complete cobra.CompletionFunc) {
+	for _, sub := range c.Commands() {
+		completeEverywhere(sub, name, complete)
+	}
+	if c.LocalFlags().Lookup(name) == nil {
+		return
+	}
+	if _, ok := c.GetFlagCompletionFunc(name); !ok {
+		_ = c.RegisterFlagCompletionFunc(name, complete)
 	}
 }
 

@@ -178,12 +178,12 @@ func CompleteWorkflows(f *Factory) cobra.CompletionFunc {
 
 type workflowName struct{ name, description string }
 
-// workflowNames lists the workflows of WorkflowDirs by the name they declare (their file name
+// workflowNames lists the workflows of SearchDirs by the name they declare (their file name
 // when they do not load), each once.
 func workflowNames(f *Factory) []workflowName {
 	var out []workflowName
 	seen := map[string]bool{}
-	for _, dir := range WorkflowDirs {
+	for _, dir := range SearchDirs(f) {
 		files, err := WorkflowFiles(dir)
 		if err != nil {
 			continue

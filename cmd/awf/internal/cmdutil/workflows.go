@@ -6,14 +6,27 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
 )
 
 // WorkflowDirs are where `awf list` looks for workflows, and where `awf run NAME` finds the
-// workflow a name stands for, relative to the working directory.
+// workflow a name stands for, relative to the working directory, for a project whose .awf is
+// there; see SearchDirs.
 var WorkflowDirs = []string{"workflows", filepath.Join(".awf", "workflows")}
+
+// SearchDirs are the WorkflowDirs of a command: ./workflows and the workflows directory of the
+// project's awf directory (config.FindProject), so that `awf list` in a subdirectory shows the
+// project's .awf/workflows. The latter is as written relative to the working directory when
+// the project is there, absolute otherwise.
+func SearchDirs(f *Factory) []string {
+	cfg, err := f.Config()
+	cwd, werr := os.Getwd()
+	if err != nil || werr != nil || cfg.Project.Dir == "" {
+		return WorkflowDirs
+	}
+	return []string{WorkflowDirs[0], cfg.Project.Path(cwd, "workflows")}
+}
 
 // WorkflowFiles lists the YAML files of dir, sorted; a missing dir has none.
 func WorkflowFiles(dir string) ([]string, error) {
@@ -31,29 +44,29 @@ func WorkflowFiles(dir string) ([]string, error) {
 
 // ResolveWorkflow turns what the user typed after `awf run` into a file: a path that exists
 // is itself; a bare name (no directory, no .yaml) is the workflow `awf list` shows under that
-// name, found by file name first (NAME.yaml in WorkflowDirs), then by the name: a workflow
+// name, found by file name first (NAME.yaml in SearchDirs), then by the name: a workflow
 // file declares. Anything else is returned as given, for the loader's own "no such file".
-func ResolveWorkflow(l ports.WorkflowLoader, arg string) string {
+func ResolveWorkflow(f *Factory, arg string) string {
 	if _, err := os.Stat(arg); err == nil || strings.ContainsRune(arg, filepath.Separator) ||
 		filepath.Ext(arg) == ".yaml" || filepath.Ext(arg) == ".yml" {
 		return arg
 	}
 	var all []string
-	for _, dir := range WorkflowDirs {
+	for _, dir := range SearchDirs(f) {
 		files, err := WorkflowFiles(dir)
 		if err != nil {
 			continue
 		}
-		for _, f := range files {
-			if strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".yaml"), ".yml") == arg {
-				return f
+		for _, file := range files {
+			if strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".yaml"), ".yml") == arg {
+				return file
 			}
 		}
 		all = append(all, files...)
 	}
-	for _, f := range all {
-		if wf, _ := l.Load(f); wf != nil && wf.Name == arg {
-			return f
+	for _, file := range all {
+		if wf, _ := f.Loader().Load(file); wf != nil && wf.Name == arg {
+			return file
 		}
 	}
 	return arg

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -90,9 +91,12 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	if err != nil {
 		return err
 	}
-	if res.State != nil {
-		if err := store.Save(context.WithoutCancel(ctx), res.State); err != nil {
-			return fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", in.RunID, err))
+	for _, st := range append(res.Children, res.State) {
+		if st == nil {
+			continue
+		}
+		if err := store.Save(context.WithoutCancel(ctx), st); err != nil {
+			return fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", st.ID, err))
 		}
 	}
 	return run.Report(f.IO, req.Output, store, res.State, res.Err())
@@ -153,6 +157,11 @@ func newRunInput(f *cmdutil.Factory, req cmdutil.EngineRun, shared bool) (RunInp
 			return in, fault.Wrap(fault.Usage, fmt.Errorf("read %s: %w", p, err))
 		}
 		in.Files[p] = b
+	}
+	for _, p := range []*string{&in.Replay, &in.Record} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(req.WorkDir, *p) // the workers' cassette is the submitter's
+		}
 	}
 	in.Sources = cmdutil.Sources(req.Files, nil, nil)
 	stats(req.Workflow, req.Inputs, req.WorkDir, in.Stats)

@@ -70,8 +70,10 @@ type RunInput struct {
 // exit code's class).
 type RunResult struct {
 	State *state.RunState
-	Error string
-	Kind  fault.Kind
+	// Children are the runs of its sub-workflow steps, as a local run saves them.
+	Children []*state.RunState
+	Error    string
+	Kind     fault.Kind
 }
 
 // Err is the run's error as the runner returned it, classified.
@@ -115,9 +117,9 @@ func (f *Failure) err() error {
 	return fault.New(f.Kind, "%s", f.Message)
 }
 
-// ShellInput is one shell step attempt.
+// ShellInput is one shell step attempt: the request alone (no run definition: every shell
+// activity's input is kept in the history).
 type ShellInput struct {
-	Run RunRef
 	Req ports.ProcessRequest
 }
 

@@ -69,7 +69,7 @@ func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
 	}
 	st, err := r.Run(ctx, runner.Request{ID: in.RunID, Workflow: res.Workflow, Inputs: in.Inputs,
 		WorkDir: in.WorkDir, Sources: in.Sources})
-	out := RunResult{State: st}
+	out := RunResult{State: st, Children: x.store.children(in.RunID)}
 	if err != nil {
 		out.Error, out.Kind = err.Error(), fault.KindOf(err)
 	}
@@ -284,7 +284,7 @@ func (p shellPort) Run(ctx context.Context, req ports.ProcessRequest) (ports.Pro
 	req.BaseEnv = nil // the worker's environment, as a local run uses awf's
 	var out ShellOutput
 	wctx := p.x.activity(ctx, req.Timeout)
-	if err := workflow.ExecuteActivity(wctx, ActivityShell, ShellInput{Run: p.x.ref, Req: req}).Get(wctx, &out); err != nil {
+	if err := workflow.ExecuteActivity(wctx, ActivityShell, ShellInput{Req: req}).Get(wctx, &out); err != nil {
 		return ports.ProcessResult{}, activityError(ctx, "shell step", err)
 	}
 	return out.Result, out.Err.err()

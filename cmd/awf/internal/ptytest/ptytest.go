@@ -4,15 +4,11 @@
 package ptytest
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // PTY is a pseudo-terminal pair, closed at the end of the test.
@@ -29,25 +25,13 @@ type PTY struct {
 // Open opens a pseudo-terminal, or skips the test where there are none.
 func Open(t testing.TB) *PTY {
 	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	master, name, err := openPTY()
 	if err != nil {
 		t.Skipf("no pseudo-terminals here: %v", err)
 	}
-	rc, err := master.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	var ioErr error
-	if err := rc.Control(func(fd uintptr) {
-		if ioErr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ioErr == nil {
-			n, ioErr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-		}
-	}); err != nil || ioErr != nil {
-		t.Fatalf("unlock pty: %v %v", err, ioErr)
-	}
-	p := &PTY{Master: master, Name: fmt.Sprintf("/dev/pts/%d", n), more: make(chan struct{}, 1)}
-	if p.Term, err = os.OpenFile(p.Name, os.O_RDWR|syscall.O_NOCTTY, 0); err != nil {
+	p := &PTY{Master: master, Name: name, more: make(chan struct{}, 1)}
+	if p.Term, err = openTerm(p.Name); err != nil {
+		master.Close()
 		t.Fatal(err)
 	}
 	go p.collect()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -119,23 +118,6 @@ func TestReadFileTruncation(t *testing.T) {
 	}
 	if note != "[awf: line 1 is longer than 50 bytes and was cut; continue with offset=2]" {
 		t.Errorf("long line note = %q", note)
-	}
-}
-
-func TestReadFileRefusesFIFO(t *testing.T) {
-	fx := newFixture(t, nil)
-	if err := syscall.Mkfifo(fx.path("pipe"), 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	ts := toolset(t, Policy{WorkDir: fx.work})
-	// Without O_NONBLOCK this would block forever waiting for a writer.
-	wantError(t, call(t, ts["read_file"], map[string]any{"path": "pipe"}), "read fifo", "not a regular file (a named pipe)")
-	wantError(t, call(t, ts["write_file"], map[string]any{"path": "pipe", "content": "x"}), "write fifo", "not a regular file (a named pipe)")
-	wantError(t, call(t, ts["write_file"], map[string]any{"path": "pipe", "content": "x", "append": true}), "append fifo", "not a regular file")
-	wantError(t, call(t, ts["list_dir"], map[string]any{"path": "pipe"}), "list fifo", "not a directory")
-	out := wantOK(t, call(t, ts["list_dir"], map[string]any{"path": "."}), "list")
-	if !strings.Contains(out, "pipe  (named pipe)") {
-		t.Errorf("list_dir output %q does not mark the fifo", out)
 	}
 }
 

@@ -1,4 +1,5 @@
-// Package list implements `awf list`: the workflows found in ./workflows and ./.awf/workflows.
+// Package list implements `awf list`: the workflows found in ./workflows and the project's
+// .awf/workflows.
 package list
 
 import (
@@ -14,9 +15,6 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/application/compile"
 )
-
-// Dirs are where `awf list` looks, relative to the working directory.
-var Dirs = cmdutil.WorkflowDirs
 
 // Options are everything `awf list` needs.
 type Options struct {
@@ -54,7 +52,8 @@ type Entry struct {
 
 func runList(ctx context.Context, opts *Options) error {
 	var entries []Entry
-	for _, dir := range Dirs {
+	dirs := cmdutil.SearchDirs(opts.Factory)
+	for _, dir := range dirs {
 		files, err := cmdutil.WorkflowFiles(dir)
 		if err != nil {
 			return err
@@ -70,7 +69,7 @@ func runList(ctx context.Context, opts *Options) error {
 		return cmdutil.WriteJSON(opts.IO.Out, map[string]any{"workflows": entries})
 	}
 	if len(entries) == 0 {
-		fmt.Fprintf(opts.IO.ErrOut, "no workflows in %s (create one with awf init)\n", Dirs)
+		fmt.Fprintf(opts.IO.ErrOut, "no workflows in %s (create one with awf init)\n", dirs)
 		return nil
 	}
 	tw := tabwriter.NewWriter(opts.IO.Out, 0, 4, 2, ' ', 0)

@@ -12,13 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/ptytest"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	auditlog "github.com/awf-dev/awf/internal/infrastructure/audit"
 	"github.com/awf-dev/awf/internal/infrastructure/config"
@@ -188,7 +188,7 @@ func subprocess(e *env, args ...string) *sdk.ClientSession {
 	cmd.Dir, cmd.Env = e.dir, e.environ()
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = ptytest.SessionAttr(-1)
 	sess, err := newClient().Connect(t.Context(), &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connect to awf mcp serve: %v; stderr: %s", err, stderr.String())

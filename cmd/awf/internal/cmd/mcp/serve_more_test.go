@@ -235,7 +235,7 @@ func TestBinaryAsksOnItsTerminal(t *testing.T) {
 	cmd := exec.Command(awfBin, "--audit-log", e.audit, "mcp", "serve", "--workflow", "serve.yaml")
 	cmd.Dir, cmd.Env = e.dir, e.environ()
 	cmd.ExtraFiles = []*os.File{term} // fd 3 in the child
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	cmd.SysProcAttr = ptytest.SessionAttr(3)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	sess, err := newClient().Connect(t.Context(), &sdk.CommandTransport{Command: cmd}, nil)

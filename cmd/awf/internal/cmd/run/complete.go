@@ -18,7 +18,7 @@ func completeInputs(f *cmdutil.Factory) cobra.CompletionFunc {
 		if len(args) == 0 || strings.Contains(toComplete, "=") {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		wf, _ := f.Loader().Load(cmdutil.ResolveWorkflow(f.Loader(), args[0]))
+		wf, _ := f.Loader().Load(cmdutil.ResolveWorkflow(f, args[0]))
 		if wf == nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}

@@ -81,7 +81,7 @@ object with run_id, status, state_file and output) goes to stdout.`,
 		Args:              cmdutil.ExactArgs(1, "need a workflow file: awf run WORKFLOW"),
 		ValidArgsFunction: cmdutil.FirstArgs(1, cmdutil.CompleteWorkflows(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = cmdutil.ResolveWorkflow(f.Loader(), args[0])
+			opts.File = cmdutil.ResolveWorkflow(f, args[0])
 			if runF == nil {
 				runF = runRun
 			}

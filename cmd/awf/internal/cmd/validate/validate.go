@@ -51,7 +51,7 @@ file, or a name as awf run takes it (one awf list shows).`,
 		ValidArgsFunction: cmdutil.CompleteWorkflows(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, a := range args {
-				opts.Files = append(opts.Files, cmdutil.ResolveWorkflow(f.Loader(), a))
+				opts.Files = append(opts.Files, cmdutil.ResolveWorkflow(f, a))
 			}
 			if runF == nil {
 				runF = runValidate
