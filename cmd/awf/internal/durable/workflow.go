@@ -69,7 +69,7 @@ func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
 	}
 	st, err := r.Run(ctx, runner.Request{ID: in.RunID, Workflow: res.Workflow, Inputs: in.Inputs,
 		WorkDir: in.WorkDir, Sources: in.Sources})
-	out := RunResult{State: st}
+	out := RunResult{State: st, Children: x.store.children(in.RunID)}
 	if err != nil {
 		out.Error, out.Kind = err.Error(), fault.KindOf(err)
 	}
