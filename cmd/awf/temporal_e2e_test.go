@@ -561,3 +561,32 @@ func TestTemporalEveryStepType(t *testing.T) {
 		t.Errorf("%d runs under the temporal run, want its sub-workflow's:\n%s", n, h.stdout)
 	}
 }
+
+// TestTemporalProgramMissing: without awf-temporal beside awf or on PATH, the commands of the
+// temporal engine fail with a usage error naming it and how to build it; awf itself never
+// links the Temporal SDK.
+func TestTemporalProgramMissing(t *testing.T) {
+	dir := t.TempDir()
+	alone := filepath.Join(dir, "awf")
+	data, err := os.ReadFile(awfBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	e.write("hello.yaml", "name: hello\nsteps:\n  - name: hi\n    type: shell\n    command: echo hi\n")
+	for _, args := range [][]string{{"worker"}, {"approve", "r", "c"}, {"run", "hello.yaml", "--engine", "temporal"}} {
+		cmd := exec.Command(alone, args...)
+		cmd.Dir = e.dir
+		cmd.Env = append(e.environ()[1:], "PATH="+dir)
+		r := e.capture(cmd, args)
+		if r.code != 1 || !strings.Contains(r.stderr, "awf-temporal not found beside awf or on PATH") {
+			t.Errorf("awf %v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	if out, err := exec.Command("go", "version", "-m", awfBin).Output(); err != nil || strings.Contains(string(out), "go.temporal.io") {
+		t.Errorf("awf links the Temporal SDK (or go version -m failed: %v)", err)
+	}
+}
