@@ -269,7 +269,7 @@ func decodeRun(data []byte) (*state.RunState, int64, error) {
 	if err := checkWhole(data, data); err != nil {
 		return nil, 0, err
 	}
-	if err := yamlnode.Check(data); err != nil {
+	if err := yamlnode.CheckWritten(data); err != nil {
 		return nil, 0, err
 	}
 	doc, err := decodeDoc(data)
