@@ -538,3 +538,55 @@ func TestTemporalAgentStep(t *testing.T) {
 		t.Errorf("%d audit records of the temporal run, want 5", n)
 	}
 }
+
+// TestTemporalEveryStepType: every step type of the engine core (conditions, dir and env,
+// a parallel group limited to 2 at a time, a sub-workflow, continue_on_error, an integer
+// input) gives on the temporal engine what it gives locally.
+func TestTemporalEveryStepType(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t, "steps.yaml", "child.yaml")
+	e.write("sub/.keep", "")
+	e.startWorker(addr)
+	local := e.runJSON(0, "run", "steps.yaml")
+	remote := e.runJSON(0, "run", "steps.yaml", "--engine", "temporal", "--temporal", addr)
+	if remote.Output != "hi e2e in sub / ABC / 7" || remote.Output != local.Output {
+		t.Errorf("output = %q, local %q", remote.Output, local.Output)
+	}
+	if got, want := normalized(e.state(remote.RunID)), normalized(e.state(local.RunID)); got != want {
+		t.Errorf("state differs from the local run's:\n%s\nlocal:\n%s", got, want)
+	}
+	// The sub-workflow's run is saved too, under its parent, as a local run saves it.
+	h := e.mustRun(0, "history", "--output", "json")
+	if n := strings.Count(h.stdout, `"parent": "`+remote.RunID+`"`); n != 1 {
+		t.Errorf("%d runs under the temporal run, want its sub-workflow's:\n%s", n, h.stdout)
+	}
+}
+
+// TestTemporalProgramMissing: without awf-temporal beside awf or on PATH, the commands of the
+// temporal engine fail with a usage error naming it and how to build it; awf itself never
+// links the Temporal SDK.
+func TestTemporalProgramMissing(t *testing.T) {
+	dir := t.TempDir()
+	alone := filepath.Join(dir, "awf")
+	data, err := os.ReadFile(awfBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	e.write("hello.yaml", "name: hello\nsteps:\n  - name: hi\n    type: shell\n    command: echo hi\n")
+	for _, args := range [][]string{{"worker"}, {"approve", "r", "c"}, {"run", "hello.yaml", "--engine", "temporal"}} {
+		cmd := exec.Command(alone, args...)
+		cmd.Dir = e.dir
+		cmd.Env = append(e.environ()[1:], "PATH="+dir)
+		r := e.capture(cmd, args)
+		if r.code != 1 || !strings.Contains(r.stderr, "awf-temporal not found beside awf or on PATH") {
+			t.Errorf("awf %v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	if out, err := exec.Command("go", "version", "-m", awfBin).Output(); err != nil || strings.Contains(string(out), "go.temporal.io") {
+		t.Errorf("awf links the Temporal SDK (or go version -m failed: %v)", err)
+	}
+}

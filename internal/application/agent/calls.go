@@ -165,19 +165,35 @@ func (l *loop) unknownTool(name string) string {
 // execute records and runs the pending calls. Read-only calls of one reply run concurrently
 // when every call to run is read-only and tool_options.parallel allows it; otherwise they run
 // one after another in the model's order, and an error that ends the step stops the rest.
-// Records are appended in the model's order either way.
-func (l *loop) execute(ctx context.Context, pending []*pendingCall) error {
+// Records are appended in the model's order either way. Records are saved in batches (see
+// saves) before a call runs and after it, or, for calls run concurrently, once before they all
+// run and once after: a reply of n concurrent calls costs 2 saves rather than 2n. A result is
+// saved before the next call is recorded in flight, not with it: writing the next call's record
+// before the result's flush to disk would leave a call in flight in a state that a kill -9
+// can find while its audit record is not yet written, for longer than one fdatasync of the
+// journal (this one also flushing what the call before wrote to disk).
+func (l *loop) execute(ctx context.Context, pending []*pendingCall) (err error) {
+	var b saves
+	defer func() {
+		if serr := l.flush(ctx, &b); err == nil {
+			err = serr
+		}
+	}()
 	toRun := slices.DeleteFunc(slices.Clone(pending), func(p *pendingCall) bool { return !p.runs() })
 	if !l.parallel(toRun) {
 		for _, p := range pending {
-			if err := l.begin(ctx, p); err != nil {
+			if err := l.begin(ctx, p, &b); err != nil {
 				return err
 			}
 			if !p.runs() {
 				continue
 			}
+			if err := l.flush(ctx, &b); err != nil {
+				return err
+			}
 			l.invoke(ctx, p)
-			if err := l.end(ctx, p); err != nil {
+			l.end(ctx, p, &b)
+			if err := l.flush(ctx, &b); err != nil {
 				return err
 			}
 			if p.abort != nil {
@@ -187,9 +203,12 @@ func (l *loop) execute(ctx context.Context, pending []*pendingCall) error {
 		return nil
 	}
 	for _, p := range pending {
-		if err := l.begin(ctx, p); err != nil {
+		if err := l.begin(ctx, p, &b); err != nil {
 			return err
 		}
+	}
+	if err := l.flush(ctx, &b); err != nil {
+		return err
 	}
 	var wg sync.WaitGroup
 	for _, p := range toRun {
@@ -198,14 +217,41 @@ func (l *loop) execute(ctx context.Context, pending []*pendingCall) error {
 	wg.Wait()
 	var first error
 	for _, p := range toRun {
-		if err := l.end(ctx, p); err != nil {
-			return err
-		}
+		l.end(ctx, p, &b)
 		if first == nil {
 			first = p.abort
 		}
 	}
 	return first
+}
+
+// saves are changes to the step's record waiting to be saved together, and the indexes of
+// the tool call records they change (see loop.save). Durability is batched, never dropped: a
+// call in flight is saved before it runs, and every result before the model sees it or
+// another call runs.
+type saves struct {
+	calls   []int
+	changes []func(*state.StepState)
+}
+
+// add makes change wait for the next flush; calls are the records it changes.
+func (b *saves) add(calls []int, change func(*state.StepState)) {
+	b.calls = append(b.calls, calls...)
+	b.changes = append(b.changes, change)
+}
+
+// flush saves the changes waiting in b, in the order they were made, with one save.
+func (l *loop) flush(ctx context.Context, b *saves) error {
+	if len(b.changes) == 0 {
+		return nil
+	}
+	calls, changes := b.calls, b.changes
+	*b = saves{}
+	return l.save(ctx, calls, func(s *state.StepState) {
+		for _, change := range changes {
+			change(s)
+		}
+	})
 }
 
 // runs reports whether the call goes to the invoker.
@@ -224,9 +270,9 @@ func (l *loop) parallel(calls []*pendingCall) bool {
 	return true
 }
 
-// begin records a call before it runs: in flight when it is about to run, with its result
-// when it was answered without running. Replayed calls are recorded already.
-func (l *loop) begin(ctx context.Context, p *pendingCall) error {
+// begin records a call before it runs, in b: in flight when it is about to run, with its
+// result when it was answered without running. Replayed calls are recorded already.
+func (l *loop) begin(ctx context.Context, p *pendingCall, b *saves) error {
 	switch p.kind {
 	case callReplay:
 		l.emit(ports.Event{Kind: ports.ToolFinished, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p),
@@ -240,17 +286,19 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 		}
 		l.emit(finished(p.ref.ID, p.ref.Name, l.meta(p), p.res))
 		idx, res, rcv := p.idx, p.res, *p.recovery
-		return l.save(ctx, []int{idx}, func(s *state.StepState) {
+		b.add([]int{idx}, func(s *state.StepState) {
 			finishRecord(s, idx, res)
 			settleRecord(s, idx, rcv, nil)
 		})
+		return nil
 	case callRerun:
 		if err := l.auditSettled(ctx, p); err != nil {
 			return err
 		}
 		l.emit(ports.Event{Kind: ports.ToolStarted, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p)})
 		idx, rcv, intent := p.idx, *p.recovery, l.intent(ctx, p)
-		return l.save(ctx, []int{idx}, func(s *state.StepState) { settleRecord(s, idx, rcv, intent) })
+		b.add([]int{idx}, func(s *state.StepState) { settleRecord(s, idx, rcv, intent) })
+		return nil
 	}
 	rec := state.ToolCallRecord{ID: p.ref.ID, Tool: p.ref.Name, Arguments: p.args}
 	if p.kind == callRun {
@@ -267,13 +315,14 @@ func (l *loop) begin(ctx context.Context, p *pendingCall) error {
 		rec.InFlight = true
 		l.emit(ports.Event{Kind: ports.ToolStarted, Tool: p.ref.Name, CallID: p.ref.ID, Meta: l.meta(p)})
 	}
-	return l.save(ctx, nil, func(s *state.StepState) {
+	b.add(nil, func(s *state.StepState) {
 		s.ToolCalls = append(s.ToolCalls, rec)
 		p.idx = len(s.ToolCalls) - 1
 		if rec.Result != nil {
 			addStats(s, *rec.Result)
 		}
 	})
+	return nil
 }
 
 // auditRefusal records a call that never reached the invoker as the call gate's denial. A name
@@ -321,16 +370,15 @@ func (l *loop) invoke(ctx context.Context, p *pendingCall) {
 	p.msg = resultText(p.res)
 }
 
-// end records a call's result and reports it; an error means the state could not be saved.
-// A call cut short by the end of ctx is left in flight in the state, which is the truth:
-// nobody knows what it did.
-func (l *loop) end(ctx context.Context, p *pendingCall) error {
+// end records a call's result in b and reports it. A call cut short by the end of ctx is
+// left in flight in the state, which is the truth: nobody knows what it did.
+func (l *loop) end(ctx context.Context, p *pendingCall, b *saves) {
 	if p.abort != nil && ctx.Err() != nil {
-		return nil
+		return
 	}
 	l.emit(finished(p.ref.ID, p.ref.Name, l.meta(p), p.res))
 	idx, res := p.idx, p.res
-	return l.save(ctx, []int{idx}, func(s *state.StepState) { finishRecord(s, idx, res) })
+	b.add([]int{idx}, func(s *state.StepState) { finishRecord(s, idx, res) })
 }
 
 // finished is the event of a call that has its result.

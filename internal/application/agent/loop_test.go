@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -386,9 +387,9 @@ func TestDuplicateAndMissingCallIDs(t *testing.T) {
 	}
 }
 
-// TestSavesSayWhatChanged checks that every save of a call says which records already saved
-// it changes (ports.StepChanges), so that the store compares those only: none when it adds
-// the call in flight, the call's own when it records the result.
+// TestSavesSayWhatChanged checks that every save says which records already saved it changes
+// (ports.StepChanges), so that the store compares those only: none when it adds a call in
+// flight, the call's own when it records its result.
 func TestSavesSayWhatChanged(t *testing.T) {
 	h := newHarness(t,
 		portstest.Calls(1, call("read_file", `{"path":"a"}`), call("write_file", `{"path":"b"}`)),
@@ -419,7 +420,7 @@ func TestStatePersistedAroundEveryCall(t *testing.T) {
 	if _, err := h.run(step("read_file", "write_file")); err != nil {
 		t.Fatal(err)
 	}
-	// 2 saves per call, which carry the tokens and conversation too.
+	// 2 saves per call run one after the other, which carry the tokens and conversation too.
 	if h.rec.saves != 2*3 {
 		t.Errorf("%d saves, want %d", h.rec.saves, 2*3)
 	}
@@ -553,5 +554,54 @@ func TestRefusedCallsAreAudited(t *testing.T) {
 	}
 	if n := len(h.tools.Requests()); n != 0 {
 		t.Errorf("invoker called %d times, want 0", n)
+	}
+}
+
+// TestSavesBatchedNeverLate checks that batching the saves of a reply's calls drops no
+// durability: when a tool runs, the last save holds it in flight and every call before it
+// with its result; when the model is asked again, the last save holds every result. Calls run
+// one after another are saved twice each; read-only calls run concurrently, twice in all.
+func TestSavesBatchedNeverLate(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprint("parallel=", parallel), func(t *testing.T) {
+			var h *harness
+			saved := func(name string) portstest.ToolFunc {
+				return func(ctx context.Context, req ports.ToolRequest) (tool.Result, error) {
+					h.rec.mu.Lock()
+					last := h.rec.snapshots[len(h.rec.snapshots)-1]
+					h.rec.mu.Unlock()
+					for _, c := range last {
+						if c.ID == req.CallID && !c.InFlight || c.ID != req.CallID && !parallel && c.Result == nil {
+							t.Errorf("call %s runs while the last save holds %s with result %v, in flight %v", req.CallID, c.ID, c.Result, c.InFlight)
+						}
+					}
+					if !slices.ContainsFunc(last, func(c state.ToolCallRecord) bool { return c.ID == req.CallID }) {
+						t.Errorf("call %s runs before a save holds it in flight", req.CallID)
+					}
+					return ok(name)(ctx, req)
+				}
+			}
+			h = newHarness(t,
+				portstest.Calls(1, call("read_file", `{"path":"a"}`), call("read_file", `{"path":"b"}`), call("read_file", `{"path":"c"}`)),
+				portstest.Text("done"))
+			h.tool("read_file", tool.Annotations{ReadOnly: true}, saved("read_file"))
+			a := step("read_file")
+			a.ToolOptions.Parallel = &parallel
+			if _, err := h.run(a); err != nil {
+				t.Fatal(err)
+			}
+			want := 2 * 3
+			if parallel {
+				want = 2
+			}
+			if h.rec.saves != want {
+				t.Errorf("%d saves, want %d", h.rec.saves, want)
+			}
+			for _, c := range h.rec.snapshots[len(h.rec.snapshots)-1] {
+				if c.Result == nil || c.InFlight {
+					t.Errorf("before the model is asked again, the last save holds %s without its result", c.ID)
+				}
+			}
+		})
 	}
 }

@@ -69,9 +69,9 @@ func (s *Store) journalPath(id string) string { return filepath.Join(s.dir, id+j
 // Changes to other steps wait for the next Save. It falls back to Save when the store has no
 // baseline for the run (it has not saved it yet), when anything but the step and UpdatedAt
 // changed in the run's head or its list of steps, when the run has finished, and when a change
-// cannot be written exactly as JSON (see errNotJournaled); and when the journal has grown
-// larger than the state file (see minCompact), so that the cost of a save, amortised, does not
-// grow with the run. A step the run does not have is a
+// cannot be written exactly as JSON (see errNotJournaled); and at a step's start or end when
+// the journal has grown larger than the state file (see mustFold and minCompact), so that the
+// cost of a save, amortised, does not grow with the run. A step the run does not have is a
 // fault.System error.
 func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string) error {
 	if err := ctx.Err(); err != nil {
@@ -89,12 +89,9 @@ func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string
 	e := s.entry(run.ID)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	// A journal larger than the state file is folded into a new one, in place of the append:
-	// a save is then one write to disk, as before, and what it records is durable when it
-	// returns and no later.
 	var done bool
 	var err error
-	if e.j.size <= max(e.j.snapshot, s.compactFloor) {
+	if !e.mustFold(run, step, s.compactFloor) {
 		done, err = s.appendStep(ctx, run, step, e)
 	}
 	if err == nil && !done {
@@ -215,6 +212,20 @@ func (e *runEntry) orderGrew(order []string, name string, added bool) bool {
 	}
 	e.j.order = order
 	return true
+}
+
+// mustFold reports whether a save of step must fold the journal into a new state file, in
+// place of an append: when the journal has grown larger than the state file (at least floor)
+// and the save is one of a step boundary, the step being new or no longer running. The save
+// is then one write to disk, as an append is, and what it records is durable when it returns
+// and no later. A running step's saves (an agent's tool calls) only append: the fold, which
+// costs a rename, a directory sync and a truncation, waits for the step's end, so that the
+// time between a call in flight becoming durable and the call running stays one fdatasync.
+func (e *runEntry) mustFold(run *state.RunState, step string, floor int64) bool {
+	if e.j.size <= max(e.j.snapshot, floor) {
+		return false
+	}
+	return e.enc.steps[step] == nil || run.States[step].Status != state.Running
 }
 
 // minCompact is the smallest journal that is folded into a new state file before the run

@@ -122,6 +122,9 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	var mu sync.Mutex
 	var events []ports.Event
 	defer heartbeat(ctx, func() any { mu.Lock(); defer mu.Unlock(); return live })()
+	// The agent loop runs inside this one activity: a call of it cannot wait durably, so a
+	// call needing a person is settled as with nobody to ask (--non-interactive).
+	ctx = context.WithValue(ctx, grantKey{}, grant{noWait: true})
 	out, err := rt.agents.Execute(ctx, runner.StepContext{
 		RunID: in.Run.ID, Workflow: rt.wf, Step: step, Scope: in.Scope, WorkDir: in.Run.WorkDir,
 		Attempt: in.Attempt, Previous: prev, Log: a.F.Log(),
@@ -294,6 +297,7 @@ type grantKey struct{}
 type grant struct {
 	d       *Decision
 	binding string
+	noWait  bool // the caller cannot wait for a decision (an agent step's call)
 }
 
 // pendingError is the durable approver's answer when nobody has decided the call yet.
@@ -315,6 +319,9 @@ var _ ports.ApproverIdentity = (*Approver)(nil)
 // Approve answers from the decision in ctx when it is for this call and this exact call.
 func (a *Approver) Approve(ctx context.Context, req ports.ApprovalRequest) (ports.Answer, error) {
 	g, _ := ctx.Value(grantKey{}).(grant)
+	if g.noWait {
+		return "", ports.ErrNoApprover
+	}
 	sum := digestCall(req, g.binding)
 	if g.d == nil || g.d.CallID != req.CallID || g.d.Digest != sum {
 		return "", &pendingError{p: Pending{CallID: req.CallID, Step: req.Step, Tool: req.Tool, Args: req.Args,

@@ -91,9 +91,12 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	if err != nil {
 		return err
 	}
-	if res.State != nil {
-		if err := store.Save(context.WithoutCancel(ctx), res.State); err != nil {
-			return fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", in.RunID, err))
+	for _, st := range append(res.Children, res.State) {
+		if st == nil {
+			continue
+		}
+		if err := store.Save(context.WithoutCancel(ctx), st); err != nil {
+			return fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", st.ID, err))
 		}
 	}
 	return run.Report(f.IO, req.Output, store, res.State, res.Err())

@@ -87,6 +87,11 @@ func TestApproverBindsDecisions(t *testing.T) {
 	if err != nil || ans != ports.AnswerTimeout {
 		t.Errorf("timed-out call = %v, %v, want a timeout answer", ans, err)
 	}
+	// An agent step's call cannot wait: nobody to ask.
+	noWait := context.WithValue(t.Context(), grantKey{}, grant{noWait: true})
+	if _, err := (&Approver{}).Approve(noWait, req); !errors.Is(err, ports.ErrNoApprover) {
+		t.Errorf("Approve without a wait = %v, want ErrNoApprover", err)
+	}
 }
 
 // TestPublicEnv: variables that look like secrets stay out of the history.

@@ -2,6 +2,8 @@ package durable
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
@@ -37,3 +39,14 @@ func (m *memStore) Path(id string) string { return "temporal:" + id }
 func (m *memStore) Lock(context.Context, string) (func(), error) { return func() {}, nil }
 
 func (m *memStore) Owner(string) (ports.RunOwner, bool) { return ports.RunOwner{}, false }
+
+// children are the runs other than root, in the order of their ids (a replay gives the same).
+func (m *memStore) children(root string) []*state.RunState {
+	var out []*state.RunState
+	for _, id := range slices.Sorted(maps.Keys(m.runs)) {
+		if id != root {
+			out = append(out, m.runs[id])
+		}
+	}
+	return out
+}

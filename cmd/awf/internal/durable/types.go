@@ -70,8 +70,10 @@ type RunInput struct {
 // exit code's class).
 type RunResult struct {
 	State *state.RunState
-	Error string
-	Kind  fault.Kind
+	// Children are the runs of its sub-workflow steps, as a local run saves them.
+	Children []*state.RunState
+	Error    string
+	Kind     fault.Kind
 }
 
 // Err is the run's error as the runner returned it, classified.

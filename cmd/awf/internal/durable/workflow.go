@@ -69,7 +69,7 @@ func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
 	}
 	st, err := r.Run(ctx, runner.Request{ID: in.RunID, Workflow: res.Workflow, Inputs: in.Inputs,
 		WorkDir: in.WorkDir, Sources: in.Sources})
-	out := RunResult{State: st}
+	out := RunResult{State: st, Children: x.store.children(in.RunID)}
 	if err != nil {
 		out.Error, out.Kind = err.Error(), fault.KindOf(err)
 	}
@@ -295,6 +295,12 @@ func (p shellPort) Run(ctx context.Context, req ports.ProcessRequest) (ports.Pro
 type toolPort struct{ x *execution }
 
 func (p toolPort) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Result, error) {
+	if _, ok := req.Scope["states"]; ok {
+		// Tools bind inputs, env, workflow and run; the outputs of every earlier step would
+		// make each call's input grow with the run.
+		req.Scope = maps.Clone(req.Scope)
+		delete(req.Scope, "states")
+	}
 	var grant *Decision
 	for {
 		var out ToolOutput
