@@ -35,6 +35,9 @@ func FuzzLoadJournal(f *testing.F) {
 	f.Add(stateBytes, journalBytes[:len(journalBytes)/2])
 	f.Add(stateBytes, []byte(`{"seq":1,"step":"implement","calls":{"0":{"id":"x"}},"n_calls":99}`+"\n"))
 	f.Add([]byte("id: agent\nstatus: running\njournal_seq: 5\n"), journalBytes)
+	f.Add(stateBytes, []byte(`{"seq":1,"updated_at":"2026-03-01T10:00:05Z","step":"new","added":true,"record":{"status":"running"},`+
+		`"turns":{"len":2,"set":[{"at":1,"value":{"finish_reason":"stop"}}]}}`+"\n"+
+		`{"seq":2,"updated_at":"2026-03-01T10:00:06Z","step":"new","added":true}`+"\n"))
 
 	f.Fuzz(func(t *testing.T, stateFile, journal []byte) {
 		dir := t.TempDir()

@@ -23,8 +23,12 @@ import (
 	awf "github.com/awf-dev/awf/internal/domain/workflow"
 )
 
-// pollEvery is how often a submitter asks a run for its new progress events.
-const pollEvery = 200 * time.Millisecond
+// pollEvery is how often a submitter asks a run for its new progress events; idleAfter how
+// long it waits for the first before saying that no worker took the run.
+const (
+	pollEvery = 200 * time.Millisecond
+	idleAfter = 5 * time.Second
+)
 
 // dial connects to the server, resolving what the flags left empty from the configuration.
 func dial(f *cmdutil.Factory, s *cmdutil.Server) (client.Client, error) {
@@ -79,7 +83,9 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	}
 	progress := render.New(f.IO, time.Now)
 	defer progress.Close()
-	res, err := follow(ctx, c, wr, progress, func(p Pending) {
+	res, err := follow(ctx, c, wr, progress, func() {
+		fmt.Fprintf(f.IO.ErrOut, "run %s waits for a worker: is `awf worker` running on task queue %s of %s?\n", in.RunID, srv.TaskQueue, srv.HostPort)
+	}, func(p Pending) {
 		fmt.Fprintf(f.IO.ErrOut, "%s: call %s of tool %s waits for approval: awf approve %s %s (or awf deny)\n",
 			p.Step, p.CallID, render.Line(p.Tool), in.RunID, p.CallID)
 	})
@@ -102,9 +108,10 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	return run.Report(f.IO, req.Output, store, res.State, res.Err())
 }
 
-// follow streams a run's progress events into events until it ends, telling waiting about
-// each call that starts to wait for a person, and returns its result.
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events ports.Events, waiting func(Pending)) (RunResult, error) {
+// follow streams a run's progress events into events until it ends, telling idle when no
+// worker has started it after idleAfter and waiting about each call that starts to wait for a
+// person, and returns its result.
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events ports.Events, idle func(), waiting func(Pending)) (RunResult, error) {
 	done := make(chan error, 1)
 	var res RunResult
 	go func() { done <- wr.Get(ctx, &res) }()
@@ -129,6 +136,8 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 	}
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
+	idleTimer := time.NewTimer(idleAfter)
+	defer idleTimer.Stop()
 	for {
 		select {
 		case err := <-done:
@@ -138,9 +147,13 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 			}
 			return res, nil
 		case <-ctx.Done():
-			return res, fmt.Errorf("stopped following run %s (it goes on; see awf status %s): %w", wr.GetID(), wr.GetID(), ctx.Err())
+			return res, fmt.Errorf("stopped following run %s (it goes on; see awf status --engine temporal %s): %w", wr.GetID(), wr.GetID(), ctx.Err())
 		case <-t.C:
 			poll()
+		case <-idleTimer.C:
+			if seen == 0 {
+				idle()
+			}
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -269,7 +270,7 @@ func (x *execution) activity(ctx context.Context, fallback time.Duration) workfl
 func activityError(ctx context.Context, what string, err error) error {
 	var te *temporal.TimeoutError
 	if errors.As(err, &te) {
-		if _, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && te.TimeoutType().String() == "StartToClose" {
+		if _, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && te.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE {
 			return fault.Wrap(fault.Execution, fmt.Errorf("%s: %w", what, context.DeadlineExceeded))
 		}
 		return fault.New(fault.System, "%s: %v (%v)", what, errWorkerLost, err)
