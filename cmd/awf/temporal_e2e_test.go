@@ -495,6 +495,9 @@ func TestTemporalManyRuns(t *testing.T) {
 		ran[v.Output]++
 	}
 	t.Logf("%d runs of 2 steps on 2 workers: %.1f runs/s, by worker pid: %v", runs, runs/time.Since(start).Seconds(), ran)
+	if got := strings.Count(e.mustRun(0, "history", "--limit", "1000").stdout, " small "); got != runs {
+		t.Errorf("awf history lists %d of the %d detached runs awf status --wait saw end", got, runs)
+	}
 	for _, w := range workers {
 		found := false
 		for pid := range ran {
