@@ -161,7 +161,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 // journalPath is the journal of this agent step activity: by run and activity id, which
 // Temporal keeps across the activity's retries.
 func (a *Activities) journalPath(ctx context.Context, runID string) string {
-	return filepath.Join(a.journals, digest([]byte(runID + "\x00" + activity.GetInfo(ctx).ActivityID)))
+	return filepath.Join(a.journals, digest([]byte(runID+"\x00"+activity.GetInfo(ctx).ActivityID)))
 }
 
 // recovered is the record a lost worker left of this activity: its journal when the store
