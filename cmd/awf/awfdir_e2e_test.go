@@ -185,3 +185,69 @@ func TestExampleRunsFromAnotherDirectory(t *testing.T) {
 		t.Errorf("state does not record project_path %s:\n%s", want, data)
 	}
 }
+
+// A .awf that another user could have made or could change is never used, wherever it is met:
+// a symbolic link of another user (to a directory anyone may write, where anyone can plant a
+// config.yaml), a .awf in a directory of another user, one anyone may write to, or a file.
+// Above the working directory it is passed over; in the working directory (where the project
+// would otherwise be) awf refuses to run and says why. Run as root, awf must not take
+// another user's .awf for its own because root can read it.
+func TestAwfDirRefusesPlantedOrForeign(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making files of another user needs root")
+	}
+	const nobody = 65534
+	e := newEnv(t)
+	e.write("open/config.yaml", "state_dir: "+filepath.Join(e.dir, "planted")+"\n")
+	chmod := func(p string, mode os.FileMode) {
+		if err := os.Chmod(filepath.Join(e.dir, p), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chown := func(p string) {
+		if err := os.Lchown(filepath.Join(e.dir, p), nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chmod("open", 0o1777)
+	for _, c := range []struct {
+		name, why string
+		plant     func(dir string)
+	}{
+		{"link of another user", "belongs to another user", func(dir string) {
+			if err := os.Symlink(filepath.Join(e.dir, "open"), filepath.Join(e.dir, dir, ".awf")); err != nil {
+				t.Fatal(err)
+			}
+			chown(filepath.Join(dir, ".awf"))
+		}},
+		{"in a directory of another user", "a directory of another user", func(dir string) {
+			e.write(filepath.Join(dir, ".awf", "config.yaml"), "state_dir: "+filepath.Join(e.dir, "planted")+"\n")
+			chown(dir)
+		}},
+		{"writable by anyone", "writable by anyone", func(dir string) {
+			e.write(filepath.Join(dir, ".awf", "config.yaml"), "state_dir: "+filepath.Join(e.dir, "planted")+"\n")
+			chmod(filepath.Join(dir, ".awf"), 0o777)
+		}},
+		{"a file", "not a directory", func(dir string) { e.write(filepath.Join(dir, ".awf"), "x") }},
+	} {
+		dir := strings.ReplaceAll(c.name, " ", "-")
+		e.write(filepath.Join(dir, "proj", "wf.yaml"), awfDirWorkflow)
+		e.write(filepath.Join(dir, "proj", "data", "a.txt"), "a")
+		e.write(filepath.Join(dir, "wf.yaml"), awfDirWorkflow)
+		e.write(filepath.Join(dir, "data", "a.txt"), "a")
+		c.plant(dir)
+		// Above the working directory: passed over, the run is kept in the proj's own .awf.
+		id := e.runID(filepath.Join(dir, "proj"), nil, "wf.yaml")
+		if !e.exists(filepath.Join(dir, "proj", ".awf", "runs", id+".yaml")) {
+			t.Errorf("%s: the run was not kept in the working directory's own .awf", c.name)
+		}
+		// In the working directory: refused, nothing runs.
+		r := e.runIn(dir, nil, "run", "wf.yaml")
+		if r.code != 1 || !strings.Contains(r.stderr, c.why) || !strings.Contains(r.stderr, "--awf-dir") {
+			t.Errorf("%s: awf run in its directory: exit %d, want 1 and %q\n%s", c.name, r.code, c.why, r.stderr)
+		}
+	}
+	if e.exists("planted") {
+		t.Error("a planted config.yaml was read: runs went to its state_dir")
+	}
+}

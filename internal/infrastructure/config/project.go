@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -25,6 +26,9 @@ type Project struct {
 	// Found says how Dir was chosen: "--awf-dir", "AWF_DIR", "found", "git work tree" or
 	// "working directory".
 	Found string
+	// Refused says why the .awf at Dir, which exists, must not be used ("" when it may or
+	// does not exist): see FindProject. Commands that read or write the project refuse to run.
+	Refused string
 }
 
 // FindProject finds the project of a command run in cwd (absolute), as git finds its
@@ -36,9 +40,10 @@ type Project struct {
 // directory (a ~/.awf is used only by commands run in home itself: a stray one must not
 // collect the runs of every project below it) and before a directory anyone may write to
 // (/tmp): there anyone could plant a .awf, and its config.yaml can name commands awf runs
-// (agent CLIs). For the same reason a .awf owned by another user is passed over, as git
-// refuses a repository of "dubious ownership". When nothing is found, the project is cwd, as
-// `git init` would make it.
+// (agent CLIs). For the same reason a .awf that another user could have put there or could
+// change is passed over (see refusal), as git refuses a repository of "dubious ownership".
+// When nothing is found, the project is cwd, as `git init` would make it; there, or at the
+// top of a git work tree, a .awf that exists but is passed over sets Refused.
 func FindProject(cwd, home, flag, env string) Project {
 	for _, o := range []struct{ value, source string }{{flag, "--awf-dir"}, {env, DirEnv}} {
 		if o.value != "" {
@@ -55,11 +60,12 @@ func FindProject(cwd, home, flag, env string) Project {
 		if d != cwd && (d == home || sharedDir(d)) {
 			break
 		}
-		if fi, err := os.Stat(filepath.Join(d, DirName)); err == nil && fi.IsDir() && ownedByUser(fi) {
+		exists, why := refusal(d)
+		if exists && why == "" {
 			return Project{Dir: filepath.Join(d, DirName), Root: d, Found: "found"}
 		}
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return Project{Dir: filepath.Join(d, DirName), Root: d, Found: "git work tree"}
+			return Project{Dir: filepath.Join(d, DirName), Root: d, Found: "git work tree", Refused: why}
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
@@ -67,7 +73,36 @@ func FindProject(cwd, home, flag, env string) Project {
 		}
 		d = parent
 	}
-	return Project{Dir: filepath.Join(cwd, DirName), Root: cwd, Found: "working directory"}
+	_, why := refusal(cwd)
+	return Project{Dir: filepath.Join(cwd, DirName), Root: cwd, Found: "working directory", Refused: why}
+}
+
+// refusal reports whether dir holds a .awf and why awf must not use it ("" when it may): it
+// is not a directory, or someone but the current user could have made it or could change
+// what it holds. The .awf itself (a symbolic link's own owner as well as its target's) must
+// be the user's and not writable by anyone, and dir must be the user's or root's, or its
+// owner could put another .awf in its place at any time.
+func refusal(dir string) (exists bool, why string) {
+	p := filepath.Join(dir, DirName)
+	li, err := os.Lstat(p)
+	if err != nil {
+		return false, ""
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return true, fmt.Sprintf("%s: %v", p, err)
+	case !fi.IsDir():
+		return true, p + " is not a directory"
+	case !ownedByUser(li) || !ownedByUser(fi):
+		return true, p + " belongs to another user"
+	case fi.Mode().Perm()&0o002 != 0:
+		return true, p + " is writable by anyone"
+	}
+	if hi, err := os.Stat(dir); err != nil || !heldByUser(hi) {
+		return true, p + " is in " + dir + ", a directory of another user, who could replace it"
+	}
+	return true, ""
 }
 
 // Path returns p joined to a path inside the project: as written relative to cwd when the

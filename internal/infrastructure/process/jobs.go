@@ -46,7 +46,9 @@ const (
 	jobNewCmd  = "awf:job-new"  // awf:job-new TEXT: start numbering a job (rewriteJobs)
 	jobDoneCmd = "awf:job-done" // awf:job-done STATUS: the job's shell ended
 	jobPrefix  = "awf:"         // served builtins are renamed awf:NAME
-	jobTextMax = 200            // bytes of a job's command shown by `jobs`
+	// jobMisusedCmd NAME: a marker called otherwise than the rewrite calls it; fails
+	jobMisusedCmd = "awf:job-misused"
+	jobTextMax    = 200 // bytes of a job's command shown by `jobs`
 )
 
 // jobBuiltins are the builtins jobBuiltins serves (the interpreter has none of them but wait,
@@ -165,8 +167,10 @@ func current(hc interp.HandlerContext) int {
 func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
 	cur := current(hc)
-	switch args[0] {
-	case jobDoneCmd:
+	if misused(args) {
+		return []string{jobMisusedCmd, args[0]}, nil
+	}
+	if args[0] == jobDoneCmd {
 		status, _ := strconv.Atoi(args[1])
 		jc.shellDone(cur, status)
 		return []string{":"}, nil
@@ -190,6 +194,14 @@ func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error)
 	return args, nil
 }
 
+// misused reports whether args call a job marker otherwise than rewriteBackground does (with
+// one argument): a script that writes the markers itself. A well-formed one written by a
+// script can only number or end the script's own jobs; which programs kill reaches is decided
+// by the programs the script started alone.
+func misused(args []string) bool {
+	return (args[0] == jobNewCmd || args[0] == jobDoneCmd) && len(args) != 2
+}
+
 // rewriteCode applies rewriteJobs to the code that an eval or trap call runs, text that the
 // interpreter parses only then: a job it starts and the $! it reads are awf's too. Code that
 // does not parse is left to the interpreter, which reports it.
@@ -199,10 +211,13 @@ func rewriteCode(args []string) []string {
 	case "eval":
 		code = strings.Join(args[1:], " ")
 	case "trap":
-		if len(args) < 3 || strings.HasPrefix(args[1], "-") {
+		if len(args) > 1 && args[1] == "--" { // trap -- CODE SIGNAL...
+			at = 2
+		}
+		if len(args) < at+2 || strings.HasPrefix(args[at], "-") {
 			return args
 		}
-		code = args[1]
+		code = args[at]
 	}
 	if !strings.ContainsAny(code, "&!") {
 		return args
@@ -219,7 +234,7 @@ func rewriteCode(args []string) []string {
 	if args[0] == "eval" {
 		return []string{"eval", out.String()}
 	}
-	return append([]string{args[0], out.String()}, args[at+1:]...)
+	return slices.Concat(args[:at], []string{out.String()}, args[at+1:])
 }
 
 func (jc *jobControl) newJob(parent int, text string) int {
@@ -339,11 +354,15 @@ func handles(pid int, sig syscall.Signal) bool {
 // serve is the exec middleware of the builtins call renamed.
 func (jc *jobControl) serve(next interp.ExecHandlerFunc) interp.ExecHandlerFunc {
 	return func(ctx context.Context, args []string) error {
+		hc := interp.HandlerCtx(ctx)
+		if args[0] == jobMisusedCmd {
+			fmt.Fprintf(hc.Stderr, "%s: awf's own marker of background jobs, not a command (start a job with CMD &)\n", args[1])
+			return interp.ExitStatus(2)
+		}
 		name, ok := strings.CutPrefix(args[0], jobPrefix)
 		if !ok || !slices.Contains(jobBuiltins, name) {
 			return next(ctx, args)
 		}
-		hc := interp.HandlerCtx(ctx)
 		var code int
 		switch name {
 		case "kill":

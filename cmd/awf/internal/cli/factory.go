@@ -142,6 +142,10 @@ func loadConfig(f *cmdutil.Factory) (config.Config, error) {
 		return config.Config{}, fault.Wrap(fault.System, fmt.Errorf("working directory: %w", err))
 	}
 	proj := config.FindProject(cwd, f.Getenv("HOME"), f.Flags.AwfDir, f.Getenv(config.DirEnv))
+	if proj.Refused != "" {
+		return config.Config{}, fault.New(fault.Usage, "%s: awf will not use it, for its config.yaml can name commands awf runs "+
+			"(remove it, or name the project's awf directory with --awf-dir or AWF_DIR)", proj.Refused)
+	}
 	project, err := config.FromFile(filepath.Join(proj.Dir, "config.yaml"))
 	if err != nil {
 		return config.Config{}, err

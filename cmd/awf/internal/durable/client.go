@@ -23,8 +23,12 @@ import (
 	awf "github.com/awf-dev/awf/internal/domain/workflow"
 )
 
-// pollEvery is how often a submitter asks a run for its new progress events.
-const pollEvery = 200 * time.Millisecond
+// pollEvery is how often a submitter asks a run for its new progress events; idleAfter how
+// long it waits for the first before saying that no worker took the run.
+const (
+	pollEvery = 200 * time.Millisecond
+	idleAfter = 5 * time.Second
+)
 
 // dial connects to the server, resolving what the flags left empty from the configuration.
 func dial(f *cmdutil.Factory, s *cmdutil.Server) (client.Client, error) {
@@ -79,7 +83,9 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	}
 	progress := render.New(f.IO, time.Now)
 	defer progress.Close()
-	res, err := follow(ctx, c, wr, progress, func(p Pending) {
+	res, err := follow(ctx, c, wr, progress, func() {
+		fmt.Fprintf(f.IO.ErrOut, "run %s waits for a worker: is `awf worker` running on task queue %s of %s?\n", in.RunID, srv.TaskQueue, srv.HostPort)
+	}, func(p Pending) {
 		fmt.Fprintf(f.IO.ErrOut, "%s: call %s of tool %s waits for approval: awf approve %s %s (or awf deny)\n",
 			p.Step, p.CallID, render.Line(p.Tool), in.RunID, p.CallID)
 	})
@@ -87,24 +93,17 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	if err != nil {
 		return err
 	}
-	store, err := f.Store()
+	store, err := saveRuns(ctx, f, append(res.Children, res.State)...)
 	if err != nil {
 		return err
-	}
-	for _, st := range append(res.Children, res.State) {
-		if st == nil {
-			continue
-		}
-		if err := store.Save(context.WithoutCancel(ctx), st); err != nil {
-			return fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", st.ID, err))
-		}
 	}
 	return run.Report(f.IO, req.Output, store, res.State, res.Err())
 }
 
-// follow streams a run's progress events into events until it ends, telling waiting about
-// each call that starts to wait for a person, and returns its result.
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events ports.Events, waiting func(Pending)) (RunResult, error) {
+// follow streams a run's progress events into events until it ends, telling idle when no
+// worker has started it after idleAfter and waiting about each call that starts to wait for a
+// person, and returns its result.
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events ports.Events, idle func(), waiting func(Pending)) (RunResult, error) {
 	done := make(chan error, 1)
 	var res RunResult
 	go func() { done <- wr.Get(ctx, &res) }()
@@ -129,6 +128,8 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 	}
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
+	idleTimer := time.NewTimer(idleAfter)
+	defer idleTimer.Stop()
 	for {
 		select {
 		case err := <-done:
@@ -138,9 +139,13 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 			}
 			return res, nil
 		case <-ctx.Done():
-			return res, fmt.Errorf("stopped following run %s (it goes on; see awf status %s): %w", wr.GetID(), wr.GetID(), ctx.Err())
+			return res, fmt.Errorf("stopped following run %s (it goes on; see awf status --engine temporal %s): %w", wr.GetID(), wr.GetID(), ctx.Err())
 		case <-t.C:
 			poll()
+		case <-idleTimer.C:
+			if seen == 0 {
+				idle()
+			}
 		}
 	}
 }
@@ -235,7 +240,7 @@ func Decide(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id stri
 }
 
 // Status fetches a run's state and the calls waiting in it, when the run has ended with
-// wait.
+// wait. An ended run is saved in the local state directory, as Submit saves it.
 func Status(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id string, wait bool) (*state.RunState, []Pending, error) {
 	c, err := dial(f, &srv)
 	if err != nil {
@@ -247,7 +252,8 @@ func Status(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id stri
 		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 			return nil, nil, fault.New(fault.Usage, "run %s on the Temporal server: %w", id, err)
 		}
-		return res.State, nil, nil
+		_, err := saveRuns(ctx, f, append(res.Children, res.State)...)
+		return res.State, nil, err
 	}
 	v, err := c.QueryWorkflow(ctx, id, "", QueryState)
 	if err != nil {
@@ -257,11 +263,33 @@ func Status(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id stri
 	if err := v.Get(&st); err != nil {
 		return nil, nil, fault.Wrap(fault.System, fmt.Errorf("read the state of run %s: %w", id, err))
 	}
+	if st == nil {
+		return nil, nil, fault.New(fault.Usage, "run %s has not started on the Temporal server yet (no worker took it)", id)
+	}
 	var ps []Pending
 	if v, err := c.QueryWorkflow(ctx, id, "", QueryWaiting); err == nil {
 		_ = v.Get(&ps)
 	}
-	return st, ps, nil
+	_, err = saveRuns(ctx, f, st)
+	return st, ps, err
+}
+
+// saveRuns writes the states of ended runs into the local state directory, as a local run
+// leaves them, so that awf status, history, audit and resume find them; it returns the store.
+func saveRuns(ctx context.Context, f *cmdutil.Factory, runs ...*state.RunState) (ports.StateStore, error) {
+	store, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range runs {
+		if st == nil || !st.Status.Ended() {
+			continue
+		}
+		if err := store.Save(context.WithoutCancel(ctx), st); err != nil {
+			return nil, fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", st.ID, err))
+		}
+	}
+	return store, nil
 }
 
 // whoAmI names the person deciding: the OS user.
