@@ -2,10 +2,12 @@
 GO      ?= go
 BIN     ?= bin/awf
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/awf-dev/awf/cmd/awf/internal/cli.Version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -s -w -X github.com/awf-dev/awf/cmd/awf/internal/cli.Version=$(VERSION) \
+	-X github.com/awf-dev/awf/cmd/awf/internal/cli.Commit=$(COMMIT)
 FUZZTIME ?= 10s
 
-.PHONY: help build test test-short race bench bench-process fuzz lint fmt docs clean
+.PHONY: help build release-snapshot cross test test-short race bench bench-process fuzz lint fmt docs clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -39,5 +41,11 @@ fmt: ## format the code
 docs: ## regenerate docs/cli-reference.md from the command tree
 	UPDATE_GOLDEN=1 $(GO) test ./cmd/awf/internal/cli -run TestReferenceIsCurrent
 
+release-snapshot: ## a whole release in dist/ and the local Docker engine, published nowhere (goreleaser)
+	./scripts/release-snapshot.sh
+
+cross: ## build, vet and compile the tests for darwin/arm64, darwin/amd64 and windows/amd64
+	./scripts/cross.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

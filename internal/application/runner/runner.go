@@ -70,6 +70,11 @@ type Deps struct {
 	// An engine whose timers must not run on the wall clock (a replayed workflow) passes one
 	// that records the timeout for its activities instead of arming a timer.
 	WithTimeout func(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+	// SubRun runs the child run of a workflow step (req.ID names it, req.Parent its parent);
+	// nil runs it in this runner, with this store. An engine that runs sub-workflows as runs
+	// of their own (Temporal child workflows) passes one; it returns the child's final state,
+	// and may run it with Run.
+	SubRun func(ctx context.Context, req Request) (*state.RunState, error)
 }
 
 // Runner runs workflows. It is safe for concurrent use: each run keeps its own state.
@@ -134,6 +139,9 @@ type Request struct {
 	// ID is the run's id; empty means a fresh one (Deps.NewID). An engine that names runs
 	// itself (a Temporal workflow id) passes it.
 	ID string
+	// Lineage names the workflows from the root run down to the parent of this one, for the
+	// nesting limit (MaxWorkflowDepth) of a sub-run started through Deps.SubRun.
+	Lineage []string
 	// Sources are the digests of the files the workflow was loaded from (see
 	// state.RunState.Sources), recorded for resume to compare.
 	Sources map[string]string
@@ -160,7 +168,7 @@ func (r *Runner) Run(ctx context.Context, req Request) (*state.RunState, error) 
 	if id == "" {
 		id = r.d.NewID()
 	}
-	return r.run(ctx, req, id, nil)
+	return r.run(ctx, req, id, req.Lineage)
 }
 
 // Resume continues the run with the given id as ResumeWith does, with no overrides.

@@ -56,7 +56,13 @@ func (e *execution) subWorkflow(ctx context.Context, sr *stepRun, attempt int) (
 		}
 		s.Vars[state.SubRunVar] = id
 	})
-	sub, err := e.r.run(ctx, Request{Workflow: child, Inputs: inputs, WorkDir: e.st.WorkDir, Parent: e.st.ID}, id, e.lineage)
+	req := Request{Workflow: child, Inputs: inputs, WorkDir: e.st.WorkDir, Parent: e.st.ID, ID: id, Lineage: e.lineage}
+	var sub *state.RunState
+	if e.r.d.SubRun != nil {
+		sub, err = e.r.d.SubRun(ctx, req)
+	} else {
+		sub, err = e.r.run(ctx, req, id, e.lineage)
+	}
 	return subOutcome(child, sub, vars, err)
 }
 

@@ -168,7 +168,7 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	// The helper of the next run starts now, in the time between runs, when no pipe of
 	// this one is open (a fork while they are would hold them until its exec, and delay
 	// their end of file).
-	if r.cfg.Warm {
+	if r.cfg.Warm && !launch.wrapped() {
 		r.warm.refill(r, launch.sysProcAttr(), launch.extraFiles())
 	}
 
@@ -292,6 +292,16 @@ type proc struct {
 // (warm.go) or a new one, and starts the goroutines that feed and drain it.
 func (r *Runner) start(stdin string, wreq *Request, limit int64, sb *sandboxLaunch) (*proc, error) {
 	attr, extra := sb.sysProcAttr(), sb.extraFiles()
+	if sb.wrapped() {
+		// [sandbox] sandbox-exec applies a profile made for this run: never a helper started
+		// ahead, which has none.
+		p, err := r.spawnCmd(sb.wrap(r.cfg.HelperPath, r.cfg.HelperArgs), attr, extra)
+		if err != nil {
+			return nil, err
+		}
+		p.begin(wreq, stdin, limit, r.cfg.StderrLimit)
+		return p, nil
+	}
 	p := r.warm.take(attr, extra)
 	if p != nil && sb.enroll(p.pid) != nil {
 		p.discard() // the cold start below reports what is wrong with the cgroup
@@ -311,6 +321,11 @@ func (r *Runner) start(stdin string, wreq *Request, limit int64, sb *sandboxLaun
 // sandbox's clone flags, credentials and cgroup, or none) and the sandbox's descriptors from
 // fd 5. The helper then waits for its request.
 func (r *Runner) spawn(attr *syscall.SysProcAttr, extra []*os.File) (*proc, error) {
+	return r.spawnCmd(exec.Command(r.cfg.HelperPath, r.cfg.HelperArgs...), attr, extra)
+}
+
+// spawnCmd is spawn with the command that starts the helper.
+func (r *Runner) spawnCmd(cmd *exec.Cmd, attr *syscall.SysProcAttr, extra []*os.File) (*proc, error) {
 	var (
 		opened []*os.File
 		err    error
@@ -333,7 +348,6 @@ func (r *Runner) spawn(attr *syscall.SysProcAttr, extra []*os.File) (*proc, erro
 		return nil, fault.Wrap(fault.System, fmt.Errorf("create pipes for the process helper: %w", err))
 	}
 
-	cmd := exec.Command(r.cfg.HelperPath, r.cfg.HelperArgs...)
 	cmd.Env = helperEnv()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	a := *attr // [sandbox] the sandbox's clone flags and credentials, if any

@@ -7,6 +7,7 @@ package process
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 
@@ -121,12 +122,13 @@ func (l *sandboxLaunch) sysProcAttr() *syscall.SysProcAttr {
 	return l.SysProcAttr
 }
 
-// wrap is the program and arguments that start the helper: on macOS, sandbox-exec with the
-// Seatbelt profile in front of it (sandbox.Launch.Wrap); elsewhere, or without a sandbox, path
-// and args themselves.
-func (l *sandboxLaunch) wrap(path string, args []string) (string, []string) {
-	if l == nil {
-		return path, args
-	}
-	return l.Wrap(path, args)
+// wrapped reports whether the helper starts through a wrapper program (sandbox-exec on macOS).
+func (l *sandboxLaunch) wrapped() bool {
+	return l != nil && l.Wrapper() != nil
+}
+
+// wrap is the command that starts the helper path with args through the wrapper.
+func (l *sandboxLaunch) wrap(path string, args []string) *exec.Cmd {
+	argv := l.Wrapper()(path, args)
+	return exec.Command(argv[0], argv[1:]...)
 }

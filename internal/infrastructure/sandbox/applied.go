@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,11 +92,18 @@ func (a *Applied) Map() map[string]string {
 }
 
 // missing returns the first required layer that a lacks, as a refusal.
-func (a *Applied) missing(s *Spec) error {
-	for _, l := range s.Required() {
+func (a *Applied) missing(s *Spec) error { return a.missingOn(s, runtime.GOOS) }
+
+// missingOn returns the first layer required on goos that a lacks, as a refusal.
+func (a *Applied) missingOn(s *Spec, goos string) error {
+	for _, l := range s.RequiredOn(goos) {
 		if !a.Has(l) {
 			why := a.Skipped[l]
-			if why == "" {
+			switch {
+			case why != "":
+			case !slices.Contains(LayersOn(goos), l):
+				why = "awf has no such layer on " + goos
+			default:
 				why = "not applied"
 			}
 			return &MissingError{Layer: l, Reason: why}

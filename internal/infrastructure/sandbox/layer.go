@@ -41,14 +41,35 @@ const (
 	// LayerSeccomp is the seccomp filter: no UDP, raw or MPTCP sockets, no io_uring, no new
 	// namespaces, no mounts, no ptrace, no TIOCSTI.
 	LayerSeccomp Layer = "seccomp"
+	// LayerSeatbelt is macOS's sandbox: a Seatbelt profile generated from the policy (read and
+	// write paths, protected paths, network, exec allowlist), applied by sandbox-exec.
+	LayerSeatbelt Layer = "seatbelt"
 )
 
-// Layers returns every layer, in the order Enter applies them.
+// Layers returns every layer a policy may name: Linux's, in the order Enter applies them,
+// then macOS's.
 func Layers() []Layer {
+	return append(linuxLayers(), LayerSeatbelt)
+}
+
+// linuxLayers are the layers of Linux, in the order Enter applies them.
+func linuxLayers() []Layer {
 	return []Layer{
 		LayerMountNS, LayerPIDNS, LayerNetNS, LayerUserNS, LayerRlimits, LayerCgroup,
 		LayerNoNewPrivs, LayerUID, LayerLandlock, LayerLandlockNet, LayerSeccomp,
 	}
+}
+
+// LayersOn returns the layers awf can apply on goos: Linux's on linux, Seatbelt on darwin,
+// none elsewhere (Windows).
+func LayersOn(goos string) []Layer {
+	switch goos {
+	case "linux":
+		return linuxLayers()
+	case "darwin":
+		return []Layer{LayerSeatbelt}
+	}
+	return nil
 }
 
 // hints say how to get a layer a machine lacks; the refusal of a required layer quotes them.
@@ -64,6 +85,7 @@ var hints = map[Layer]string{
 	LayerLandlock:    "needs Linux 5.13+ built with CONFIG_SECURITY_LANDLOCK=y and landlock in the lsm= boot parameter (cat /sys/kernel/security/lsm)",
 	LayerLandlockNet: "needs Landlock ABI 4 (Linux 6.7 or later)",
 	LayerSeccomp:     "needs a kernel built with CONFIG_SECCOMP_FILTER=y on amd64 or arm64",
+	LayerSeatbelt:    "macOS only: /usr/bin/sandbox-exec, part of every macOS since 10.5",
 }
 
 // Hint says how to get layer l on a machine that lacks it.

@@ -193,6 +193,31 @@ say ok everywhere.
   the rows above are about L2; protected files created during a call are not hidden (above);
   the contents of a protected file that git tracks can still be read from the object store
   (` + "`git show HEAD:.env`" + `); side channels and timing are out of scope.
+
+## What was run, and what was only generated and reviewed
+
+- **Run (Linux).** Every cell of the table above is the result of running the attack, as a
+  script in awf's helper, on the Linux machine named in the Machine line, under each
+  configuration. Nothing in the table is inferred.
+- **Generated and reviewed, not executed (macOS).** The macOS layer is a Seatbelt profile
+  that awf generates from the same policy and applies by starting its helper through
+  ` + "`/usr/bin/sandbox-exec`" + `: deny by default; read and write subpaths; protected paths
+  excluded from every allow (as case-insensitive regular expressions, which also cover files
+  created during the call, or as the paths matching them when a pattern has unusual
+  characters); process-exec of the readable paths, or of the allowlist only under
+  ` + "`exec: allowlist`" + `; network none, only the filtering proxy's loopback port, or the host's;
+  every path a ` + "`-D`" + ` parameter, never profile text. The profiles for each policy shape are
+  golden files (internal/infrastructure/sandbox/testdata/seatbelt), reviewed by hand; their
+  escaping of hostile paths, the regular expressions (checked with Go's regexp) and the
+  layer selection and refusals for macOS and Windows (a fake probe) are tested on Linux.
+  None of the attacks above has been run under Seatbelt: this project's machines are Linux,
+  so the profile has never been applied by a macOS kernel here. Known differences by design:
+  no PID namespace or parent-death signal (a setsid child, or everything when awf is killed
+  with SIGKILL, outlives the tool), no resource limits, stat allowed everywhere.
+- **Windows** has no OS layer in awf: a tool that needs one is refused unless the policy is
+  best effort (the default), and then runs with the call gate (L0) and the tools' own
+  checks (L1) only. Tested on Linux with a fake probe; the Windows build is compiled and
+  vetted, not run.
 `)
 	return b.String()
 }

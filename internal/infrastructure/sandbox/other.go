@@ -3,8 +3,12 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -14,24 +18,41 @@ import (
 // NobodyUID is the uid (and gid) a root awf runs scripts as.
 const NobodyUID = 65534
 
-// Probe reports that no OS layer exists outside Linux.
+// Probe reports what awf can enforce outside Linux: on macOS, whether sandbox-exec applies a
+// test profile (checked once per process); elsewhere nothing.
 func Probe() Report {
 	r := Report{OS: runtime.GOOS, Arch: runtime.GOARCH, UID: syscall.Getuid()}
 	r.Root = r.UID == 0
 	r.Cgroup.Detail = "Linux only"
+	r.Seatbelt = runtime.GOOS == "darwin" && seatbeltWorks()
 	r.Layers = r.verdicts()
 	return r
 }
 
-// Launch is one helper's sandbox; outside Linux it holds the spec only.
+// seatbeltWorks runs /usr/bin/true under a profile that allows everything, once.
+var seatbeltWorks = sync.OnceValue(func() bool {
+	return exec.Command(SandboxExec, "-p", "(version 1)(allow default)", "/usr/bin/true").Run() == nil
+})
+
+// Launch is one helper's sandbox outside Linux: the spec, and on macOS the Seatbelt profile
+// the helper is started under and its private temporary directory.
 type Launch struct {
 	Spec        *Spec
 	SysProcAttr *syscall.SysProcAttr
 	Expected    Applied
+
+	profile *SeatbeltProfile // nil without Seatbelt
+	tempDir string
 }
 
-// Wrap returns the helper's path and arguments unchanged.
-func (l *Launch) Wrap(path string, args []string) (string, []string) { return path, args }
+// Wrapper returns how to start the helper under Seatbelt (sandbox-exec with the profile), or
+// nil when no profile applies.
+func (l *Launch) Wrapper() func(path string, args []string) []string {
+	if l.profile == nil {
+		return nil
+	}
+	return l.profile.Argv
+}
 
 // ExtraFiles returns nothing outside Linux.
 func (l *Launch) ExtraFiles(first int) []*os.File { return nil }
@@ -42,44 +63,90 @@ func (l *Launch) Enroll(pid int) error { return nil }
 // LimitReached reports nothing outside Linux, where no limit is set.
 func (l *Launch) LimitReached() string { return "" }
 
-// Close does nothing outside Linux.
-func (l *Launch) Close() error { return nil }
+// Close removes the private temporary directory, once the helper is gone.
+func (l *Launch) Close() error {
+	if l.tempDir == "" {
+		return nil
+	}
+	return os.RemoveAll(l.tempDir)
+}
 
-// PrepareIndexed is Prepare: outside Linux nothing is hidden.
+// PrepareIndexed is Prepare: outside Linux the protect index is not used.
 func PrepareIndexed(spec *Spec, rep Report, _ *ProtectIndex) (*Launch, error) {
 	return Prepare(spec, rep)
 }
 
-// Prepare refuses a spec with required layers outside Linux, and plans nothing otherwise.
+// Prepare decides the layers of one helper (ExpectOn) and refuses a required one that is
+// missing. On macOS with Seatbelt it makes the private temporary directory and generates the
+// profile the helper starts under (Wrapper).
 func Prepare(spec *Spec, rep Report) (*Launch, error) {
 	s := *spec
 	s.Plan = &Plan{DropUID: -1}
-	l := &Launch{Spec: &s, SysProcAttr: &syscall.SysProcAttr{}, Expected: Applied{Backend: "none", UID: rep.UID}}
-	for _, layer := range Layers() {
-		l.Expected.skip(layer, "only on Linux")
+	a, err := ExpectOn(&s, rep)
+	l := &Launch{Spec: &s, SysProcAttr: &syscall.SysProcAttr{}, Expected: a}
+	if err != nil || !a.Has(LayerSeatbelt) {
+		return l, err
 	}
-	return l, l.Expected.missing(&s)
+	if err := l.seatbelt(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
 }
 
-// Expect says that nothing would be applied outside Linux; a required layer is refused.
+// seatbelt makes the temporary directory and the profile.
+func (l *Launch) seatbelt() error {
+	dir, err := os.MkdirTemp("", "awf-sandbox-")
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: private temp dir: %w", err))
+	}
+	l.tempDir = dir
+	l.Spec.Plan.TempDir, l.Spec.Plan.Seatbelt = dir, true
+	self, err := os.Executable()
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: find awf's executable: %w", err))
+	}
+	in := SeatbeltInput{Self: self, Resolve: realPath, Matches: func(pattern string) []string {
+		m, _ := ProtectMatches([]string{pattern})
+		return m
+	}}
+	if l.Spec.ExecAllowlist {
+		set := ResolveExec(l.Spec, os.Getenv("PATH")) // the scripts' PATH comes from awf's
+		in.Exec = &set
+	}
+	prof, err := Seatbelt(l.Spec, in)
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	l.profile = &prof
+	return nil
+}
+
+// realPath is p with its symbolic links resolved, as Seatbelt matches it; p when that fails.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// Expect says what a helper would get here (ExpectOn); a required layer that is missing is
+// refused.
 func Expect(spec *Spec, rep Report) (Applied, error) {
-	l, err := Prepare(spec, rep)
-	if l == nil {
-		return Applied{}, err
-	}
-	return l.Expected, err
+	s := *spec
+	return ExpectOn(&s, rep)
 }
 
-// Enter applies nothing outside Linux; a required layer is refused.
+// Enter records what is in force in the helper: Seatbelt when the parent started it through
+// sandbox-exec (Plan.Seatbelt), which applied the profile before the helper's first
+// instruction, and nothing else; a required layer that is missing is refused.
 func Enter(s *Spec) (*Applied, error) {
 	if s.Plan == nil {
 		return nil, fault.New(fault.System, "sandbox: spec without a plan: Prepare was not called")
 	}
-	a := &Applied{Backend: "none"}
-	for _, layer := range Layers() {
-		a.skip(layer, "only on Linux")
-	}
-	return a, a.missing(s)
+	rep := Report{OS: runtime.GOOS, UID: os.Getuid(), Seatbelt: s.Plan.Seatbelt}
+	a, err := ExpectOn(s, rep)
+	return &a, err
 }
 
 // dirKey would identify a state of a directory; outside Linux none is trusted, and every walk

@@ -35,9 +35,8 @@ type Launch struct {
 	cg      *cgroup // nil without one
 }
 
-// Wrap returns the helper's path and arguments unchanged: on Linux the helper sandboxes
-// itself (Enter).
-func (l *Launch) Wrap(path string, args []string) (string, []string) { return path, args }
+// Wrapper returns nil: on Linux the helper sandboxes itself (Enter), no program starts it.
+func (l *Launch) Wrapper() func(path string, args []string) []string { return nil }
 
 // ExtraFiles returns the descriptors the helper must inherit, numbered from first (the
 // helper's fd of the first one: 3 plus the number of extra files the runner passes before

@@ -22,6 +22,8 @@ type Report struct {
 	LandlockABI int `json:"landlock_abi"`
 	// Seccomp says seccomp filters can be installed for this architecture.
 	Seccomp bool `json:"seccomp"`
+	// Seatbelt says /usr/bin/sandbox-exec applied a profile on this machine (macOS).
+	Seatbelt bool `json:"seatbelt,omitempty"`
 	// UserNS says this process can create a user namespace.
 	UserNS bool `json:"user_namespaces"`
 	// Namespaces says mount, pid and network namespaces can be created: as root, or inside a
@@ -157,9 +159,14 @@ func (r Report) verdicts() []LayerStatus {
 		{LayerLandlock, r.LandlockABI >= 1, fmt.Sprintf("Landlock ABI %d", r.LandlockABI)},
 		{LayerLandlockNet, r.LandlockABI >= 4, fmt.Sprintf("Landlock ABI %d (TCP rules need 4)", r.LandlockABI)},
 		{LayerSeccomp, r.Seccomp, map[bool]string{true: "seccomp filter for " + r.Arch, false: "no seccomp filter for " + r.Arch}[r.Seccomp]},
+		{LayerSeatbelt, r.Seatbelt, map[bool]string{true: "sandbox-exec with a profile generated from the policy",
+			false: "sandbox-exec did not apply a test profile"}[r.Seatbelt]},
 	}
 	out := make([]LayerStatus, 0, len(status))
 	for _, s := range status {
+		if !slices.Contains(LayersOn(r.OS), s.l) {
+			continue
+		}
 		ls := LayerStatus{Layer: s.l, Available: s.ok, Detail: s.detail}
 		if off(s.l) {
 			ls.Available, ls.Detail = false, "simulated: switched off"
@@ -201,6 +208,9 @@ func (r Report) verdict() string {
 		if !s.Available {
 			missing = append(missing, string(s.Layer))
 		}
+	}
+	if len(r.Layers) == 0 {
+		return fmt.Sprintf("awf has no OS layer on %s: tool processes run under the call gate and the tools' own checks only (L0, L1). A workflow that lists a layer in sandbox.require, or sets enforce: strict, refuses its tools on this machine.\n", r.OS)
 	}
 	if len(missing) == 0 {
 		return "every layer is available: tool processes run under all of them\n"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -126,6 +127,9 @@ type Plan struct {
 	TempDir string `json:"temp_dir"`
 	// Cgroup is the cgroup v2 directory the helper was started in; "" when none.
 	Cgroup string `json:"cgroup,omitempty"`
+	// Seatbelt says the helper was started through sandbox-exec with the Seatbelt profile of
+	// this spec (macOS): the profile is in force before the helper's first instruction.
+	Seatbelt bool `json:"seatbelt,omitempty"`
 	// Protected are the existing paths that match the spec's Protect patterns, found by
 	// the parent (ProtectIndex.Matches) just before the helper starts; the helper hides them.
 	Protected []string `json:"protected,omitempty"`
@@ -221,12 +225,24 @@ func checkAbs(what, p string) error {
 	return nil
 }
 
-// Required returns the layers that must be applied: Require, Landlock, the mount namespace
-// and seccomp for an exec allowlist, and with Strict every layer that
-// applies to this spec (netns and landlock-net by network mode; userns and cgroup only when
-// listed, as they are means rather than protections).
-func (s *Spec) Required() []Layer {
+// Required returns the layers that must be applied on this machine's OS (RequiredOn).
+func (s *Spec) Required() []Layer { return s.RequiredOn(runtime.GOOS) }
+
+// RequiredOn returns the layers that must be applied on goos: Require, and what the exec
+// allowlist and `enforce: strict` need there. On Linux an exec allowlist needs Landlock, the
+// mount namespace and seccomp, and strict every layer that applies to this spec (netns and
+// landlock-net by network mode; userns and cgroup only when listed, as they are means rather
+// than protections). On macOS both need Seatbelt. Elsewhere, where awf has no OS layer,
+// they need the Linux set, which is missing: the tool is refused.
+func (s *Spec) RequiredOn(goos string) []Layer {
 	req := slices.Clone(s.Require)
+	if goos == "darwin" {
+		if s.ExecAllowlist || s.Strict {
+			req = append(req, LayerSeatbelt)
+		}
+		slices.Sort(req)
+		return slices.Compact(req)
+	}
 	if s.ExecAllowlist {
 		// Landlock's execute right; noexec mounts against the loader; no memfd_create.
 		req = append(req, LayerLandlock, LayerMountNS, LayerSeccomp)

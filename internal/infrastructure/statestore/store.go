@@ -613,7 +613,7 @@ func readSummary(path string) (summaryDoc, error) {
 			return doc, err
 		}
 	}
-	if err := yamlnode.Check(head.Bytes()); err != nil {
+	if err := yamlnode.CheckWritten(head.Bytes()); err != nil {
 		return doc, err
 	}
 	if err := yaml.Unmarshal(head.Bytes(), &doc); err != nil {

@@ -22,8 +22,13 @@ import (
 	"github.com/awf-dev/awf/internal/infrastructure/process"
 )
 
-// Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3".
+// Version is set at build time with -ldflags "-X .../cli.Version=v1.2.3" (the release's tag,
+// by make build and goreleaser).
 var Version = "dev"
+
+// Commit is the git commit the binary was built from, set at build time with -ldflags
+// "-X .../cli.Commit=..."; "" when unknown (go build, go install), which --version then omits.
+var Commit = ""
 
 var codes = map[fault.Kind]int{
 	fault.Usage:     1,
@@ -170,4 +175,13 @@ func Program(extend func(f *cmdutil.Factory, root *cobra.Command)) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return MainWith(ctx, os.Args[1:], iostreams.System(), os.Getenv, os.Environ(), extend)
+}
+
+// versionLine is what --version prints: "awf v1.2.3 (commit abc1234)", or "awf dev" when no
+// commit was stamped.
+func versionLine() string {
+	if Commit == "" {
+		return "awf {{.Version}}\n"
+	}
+	return "awf {{.Version}} (commit " + Commit + ")\n"
 }

@@ -70,7 +70,7 @@ call: a YAML state file per run and an append-only audit log.`,
 			return nil
 		},
 	}
-	root.SetVersionTemplate("awf {{.Version}}\n")
+	root.SetVersionTemplate(versionLine())
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return fault.Wrap(fault.Usage, err)
 	})

@@ -93,17 +93,9 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	if err != nil {
 		return err
 	}
-	store, err := f.Store()
+	store, err := saveRuns(ctx, f, append(res.Children, res.State)...)
 	if err != nil {
 		return err
-	}
-	for _, st := range append(res.Children, res.State) {
-		if st == nil {
-			continue
-		}
-		if err := store.Save(context.WithoutCancel(ctx), st); err != nil {
-			return fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", st.ID, err))
-		}
 	}
 	return run.Report(f.IO, req.Output, store, res.State, res.Err())
 }
@@ -248,7 +240,7 @@ func Decide(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id stri
 }
 
 // Status fetches a run's state and the calls waiting in it, when the run has ended with
-// wait.
+// wait. An ended run is saved in the local state directory, as Submit saves it.
 func Status(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id string, wait bool) (*state.RunState, []Pending, error) {
 	c, err := dial(f, &srv)
 	if err != nil {
@@ -260,7 +252,8 @@ func Status(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id stri
 		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 			return nil, nil, fault.New(fault.Usage, "run %s on the Temporal server: %w", id, err)
 		}
-		return res.State, nil, nil
+		_, err := saveRuns(ctx, f, append(res.Children, res.State)...)
+		return res.State, nil, err
 	}
 	v, err := c.QueryWorkflow(ctx, id, "", QueryState)
 	if err != nil {
@@ -270,11 +263,33 @@ func Status(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, id stri
 	if err := v.Get(&st); err != nil {
 		return nil, nil, fault.Wrap(fault.System, fmt.Errorf("read the state of run %s: %w", id, err))
 	}
+	if st == nil {
+		return nil, nil, fault.New(fault.Usage, "run %s has not started on the Temporal server yet (no worker took it)", id)
+	}
 	var ps []Pending
 	if v, err := c.QueryWorkflow(ctx, id, "", QueryWaiting); err == nil {
 		_ = v.Get(&ps)
 	}
-	return st, ps, nil
+	_, err = saveRuns(ctx, f, st)
+	return st, ps, err
+}
+
+// saveRuns writes the states of ended runs into the local state directory, as a local run
+// leaves them, so that awf status, history, audit and resume find them; it returns the store.
+func saveRuns(ctx context.Context, f *cmdutil.Factory, runs ...*state.RunState) (ports.StateStore, error) {
+	store, err := f.Store()
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range runs {
+		if st == nil || !st.Status.Ended() {
+			continue
+		}
+		if err := store.Save(context.WithoutCancel(ctx), st); err != nil {
+			return nil, fault.Wrap(fault.System, fmt.Errorf("save the state of run %s: %w", st.ID, err))
+		}
+	}
+	return store, nil
 }
 
 // whoAmI names the person deciding: the OS user.

@@ -51,6 +51,12 @@ type RunInput struct {
 	WorkDir string
 	// Stats answer the file_exists and dir_exists checks of inputs, by path.
 	Stats map[string]Stat
+	// Parent and Lineage are set for the run of a sub-workflow step (a child workflow): its
+	// parent run and the workflows from the root down to the parent. Queue is the task queue
+	// of the activities its parent's worker claimed ("" for a shared workspace).
+	Parent  string
+	Lineage []string
+	Queue   string
 	// Environ is the env namespace of templates: the submitter's environment without
 	// variables that look like secrets (they would be kept in the history).
 	Environ []string

@@ -47,7 +47,9 @@ func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
 	if err := x.register(wctx); err != nil {
 		return RunResult{}, err
 	}
-	if !in.SharedWorkspace {
+	if in.Queue != "" {
+		x.queue = in.Queue // a sub-workflow's run stays where its parent's workspace is
+	} else if !in.SharedWorkspace {
 		if err := x.claim(wctx); err != nil {
 			return RunResult{Error: err.Error(), Kind: fault.System}, nil
 		}
@@ -63,13 +65,13 @@ func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
 		Loader: x, Events: x, Clock: ports.ClockFunc(func() time.Time { return workflow.Now(wctx) }),
 		NewID: x.newID, Environ: in.Environ, Stat: x.stat, Log: nil,
 		Sleep: func(ctx context.Context, d time.Duration) error { return workflow.Sleep(wctxOf(ctx), d) },
-		Fork:  fork, WithTimeout: withTimeout,
+		Fork:  fork, WithTimeout: withTimeout, SubRun: x.subRun,
 	})
 	if err != nil {
 		return RunResult{}, err
 	}
 	st, err := r.Run(ctx, runner.Request{ID: in.RunID, Workflow: res.Workflow, Inputs: in.Inputs,
-		WorkDir: in.WorkDir, Sources: in.Sources})
+		WorkDir: in.WorkDir, Sources: in.Sources, Parent: in.Parent, Lineage: in.Lineage})
 	out := RunResult{State: st, Children: x.store.children(in.RunID)}
 	if err != nil {
 		out.Error, out.Kind = err.Error(), fault.KindOf(err)
@@ -141,6 +143,27 @@ func (x *execution) claim(wctx workflow.Context) error {
 		StartToCloseTimeout: time.Minute, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3},
 	})
 	return workflow.ExecuteActivity(ctx, ActivityClaim, x.in.RunID).Get(wctx, &x.queue)
+}
+
+// subRun runs the run of a sub-workflow step as a child workflow, whose id is the child run's
+// id, with the parent's definition and workspace. Its state and its own children's come back
+// in its result and join this execution's store, so that the root's result carries them all.
+func (x *execution) subRun(ctx context.Context, req runner.Request) (*state.RunState, error) {
+	in := x.in
+	in.RunID, in.File, in.Inputs, in.Sources = req.ID, req.Workflow.Path, req.Inputs, nil
+	in.Parent, in.Lineage, in.Queue = req.Parent, req.Lineage, x.queue
+	wctx := wctxOf(ctx)
+	cctx := workflow.WithChildOptions(wctx, workflow.ChildWorkflowOptions{WorkflowID: req.ID})
+	var res RunResult
+	if err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in).Get(wctx, &res); err != nil {
+		return nil, fault.New(fault.System, "sub-workflow run %s: %v", req.ID, err)
+	}
+	for _, st := range append(res.Children, res.State) {
+		if st != nil {
+			x.store.runs[st.ID] = st
+		}
+	}
+	return res.State, res.Err()
 }
 
 // Emit records a progress event for the events query.
