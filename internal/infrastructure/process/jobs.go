@@ -184,6 +184,9 @@ func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error)
 	if args[0] == "eval" || args[0] == "trap" {
 		return rewriteCode(args), nil
 	}
+	if (args[0] == "command" || args[0] == "builtin") && len(args) > 1 && (args[1] == "eval" || args[1] == "trap") {
+		return append([]string{args[0]}, rewriteCode(args[1:])...), nil
+	}
 	name, rest, viaCommand := args[0], args[1:], false
 	if (name == "command" || name == "builtin") && len(args) > 1 && slices.Contains(jobBuiltins, args[1]) {
 		name, rest, viaCommand = args[1], args[2:], true
