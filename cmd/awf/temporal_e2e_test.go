@@ -593,3 +593,71 @@ func TestTemporalProgramMissing(t *testing.T) {
 		t.Errorf("awf links the Temporal SDK (or go version -m failed: %v)", err)
 	}
 }
+
+// TestTemporalWorkerLostInAgentStep: the worker running an agent step is killed (-9) while a
+// call that is not idempotent runs, after two calls completed; the other worker takes the step
+// over from its journal: the completed calls are not run again, the one in flight is recorded
+// as interrupted and goes back to the model as an error, as a local resume does.
+func TestTemporalWorkerLostInAgentStep(t *testing.T) {
+	addr := startTemporal(t)
+	e := agentEnv(t, "resume.yaml", "resume.cassette.yaml")
+	workers := []*worker{e.startWorker(addr), e.startWorker(addr)}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	client := e.cmd(ctx, "run", "agent/resume.yaml", "--replay", "agent/resume.cassette.yaml", "--engine", "temporal",
+		"--temporal", addr, "--shared-workspace", "--output", "json")
+	var stdout, stderr lockedBuffer
+	client.Stdout, client.Stderr = &stdout, &stderr
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(e.dir, "slow.pid")); return err == nil })
+	var running *worker
+	waitFor(t, func() bool { running = workerOfHelper(workers); return running != nil })
+	running.kill()
+	if err := client.Wait(); err != nil {
+		t.Fatalf("awf run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	var res runResult
+	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil || res.Status != "completed" {
+		t.Fatalf("run result %q: %v\n%s", stdout.String(), err, stderr.String())
+	}
+	if b, _ := os.ReadFile(filepath.Join(e.dir, "calls.log")); string(b) != "a\nb\n" {
+		t.Errorf("calls.log = %q, want each completed call once and the interrupted one not again", b)
+	}
+	calls := e.state(res.RunID).States["work"].ToolCalls
+	if len(calls) != 3 || calls[2].Recovery == nil || calls[2].Result == nil || calls[2].Result.Success {
+		t.Errorf("tool calls = %+v, want the slow call settled as interrupted", calls)
+	}
+}
+
+// workerOfHelper returns the worker whose awf-temporal process has a tool helper (awf
+// __awf-exec) running, or nil.
+func workerOfHelper(workers []*worker) *worker {
+	entries, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range entries {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), "__awf-exec") {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so count from its closing paren.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		group, err := syscall.Getpgid(atoi(fields[1]))
+		if err != nil {
+			continue
+		}
+		for _, w := range workers {
+			if w.cmd.Process.Pid == group {
+				return w
+			}
+		}
+	}
+	return nil
+}

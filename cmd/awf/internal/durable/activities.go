@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -41,11 +42,19 @@ type Activities struct {
 	mu    sync.Mutex
 	runs  map[string]*runTools
 	order []string
+	// journals is where agent step attempts keep their record as they go, in the payload
+	// store (shared by the workers of a shared workspace).
+	journals string
 }
 
 // NewActivities returns the activities of a worker whose own task queue is queue.
 func NewActivities(f *cmdutil.Factory, queue string) *Activities {
-	return &Activities{F: f, Queue: queue, procs: process.NewLocal(process.Config{}), runs: map[string]*runTools{}}
+	dir, err := filepath.Abs(storeDir(f))
+	if err != nil {
+		dir = storeDir(f)
+	}
+	return &Activities{F: f, Queue: queue, procs: process.NewLocal(process.Config{}), runs: map[string]*runTools{},
+		journals: filepath.Join(dir, "agent-steps")}
 }
 
 // runTools is what a worker builds once per run: its workflow, governed tools and agent loop.
@@ -110,14 +119,12 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	if step == nil {
 		return AgentOutput{Err: failure(fault.New(fault.System, "step %q is not in the run's workflow", in.Step))}, nil
 	}
+	journal := a.journalPath(ctx, in.Run.ID)
 	live, prev := in.Live, in.Previous
-	if activity.HasHeartbeatDetails(ctx) {
-		var hb state.StepState
-		if activity.GetHeartbeatDetails(ctx, &hb) == nil {
-			live = hb
-			p := hb
-			prev = &p
-		}
+	if rec, ok := a.recovered(ctx, journal); ok {
+		live = rec
+		p := rec
+		prev = &p
 	}
 	var mu sync.Mutex
 	var events []ports.Event
@@ -133,7 +140,7 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 			defer mu.Unlock()
 			mutate(&live)
 			activity.RecordHeartbeat(ctx, live)
-			return nil
+			return writeJournal(journal, live)
 		},
 		Lookup: func(name string) (state.StepState, bool) { s, ok := in.Others[name]; return s, ok },
 		Emit: func(ev ports.Event) {
@@ -147,7 +154,51 @@ func (a *Activities) Agent(ctx context.Context, in AgentInput) (AgentOutput, err
 	})
 	mu.Lock()
 	defer mu.Unlock()
+	_ = os.Remove(journal) // the record goes back in the result
 	return AgentOutput{Outcome: out, Record: live, Events: events, Err: failure(err)}, nil
+}
+
+// journalPath is the journal of this agent step activity: by run and activity id, which
+// Temporal keeps across the activity's retries.
+func (a *Activities) journalPath(ctx context.Context, runID string) string {
+	return filepath.Join(a.journals, digest([]byte(runID+"\x00"+activity.GetInfo(ctx).ActivityID)))
+}
+
+// recovered is the record a lost worker left of this activity: its journal when the store
+// has it (written before every tool call and after it), else the last heartbeat the server
+// received. A first attempt has none.
+func (a *Activities) recovered(ctx context.Context, journal string) (state.StepState, bool) {
+	var rec state.StepState
+	if activity.GetInfo(ctx).Attempt <= 1 {
+		return rec, false
+	}
+	if b, err := os.ReadFile(journal); err == nil && json.Unmarshal(b, &rec) == nil {
+		return rec, true
+	}
+	if activity.HasHeartbeatDetails(ctx) && activity.GetHeartbeatDetails(ctx, &rec) == nil {
+		return rec, true
+	}
+	return rec, false
+}
+
+// writeJournal saves an agent step's record atomically: a crash leaves the previous one or
+// this one.
+func writeJournal(path string, rec state.StepState) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("agent step journal: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("agent step journal: %w", err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("agent step journal: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("agent step journal: %w", err)
+	}
+	return nil
 }
 
 // heartbeat tells the server every HeartbeatEvery that the activity's worker is alive, with
