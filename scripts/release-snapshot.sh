@@ -30,6 +30,8 @@ cp "$busybox" "$ctx/busybox"
 export AWF_BASE_IMAGE=awf-release-base:busybox
 docker build -q -t "$AWF_BASE_IMAGE" "$ctx" >/dev/null
 
+AWF_COMMIT=$(git rev-parse --short HEAD)
+export AWF_COMMIT
 start=$SECONDS
 goreleaser release --snapshot --clean
 echo "goreleaser took $((SECONDS - start))s"

@@ -482,6 +482,21 @@ func TestUIRefusesForeignRequests(t *testing.T) {
 		{"foreign Origin", "GET", "/", map[string]string{"Cookie": cookie, "Origin": "http://attacker.example"}, 403},
 		{"null Origin", "GET", "/", map[string]string{"Cookie": cookie, "Origin": "null"}, 403},
 		{"POST", "POST", "/", map[string]string{"Cookie": cookie}, 405},
+		{"[::1] for 127.0.0.1", "GET", "/", map[string]string{"Cookie": cookie, "Host": "[::1]" + port}, 200},
+		{"LOCALHOST", "GET", "/", map[string]string{"Cookie": cookie, "Host": "LOCALHOST" + port}, 200},
+		{"localhost. (another name)", "GET", "/", map[string]string{"Cookie": cookie, "Host": "localhost." + port}, 403},
+		// Browsers send a SameSite cookie with what a page of another port of this host asks
+		// (the same site): its images, scripts and fetches must still get nothing.
+		{"another port's image", "GET", "/runs/x", map[string]string{"Cookie": cookie,
+			"Sec-Fetch-Site": "same-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, 403},
+		{"another site's script", "GET", "/", map[string]string{"Cookie": cookie,
+			"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}, 403},
+		{"another site's frame", "GET", "/", map[string]string{"Cookie": cookie,
+			"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "iframe"}, 403},
+		{"a link followed from another site", "GET", "/?token=" + srv.token, map[string]string{
+			"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, 303},
+		{"its own script", "GET", "/static/app.js", map[string]string{"Cookie": cookie,
+			"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "script"}, 200},
 	} {
 		if got := do(tc.method, tc.path, tc.header); got.StatusCode != tc.want {
 			t.Errorf("%s: %s %s = %d, want %d", tc.name, tc.method, tc.path, got.StatusCode, tc.want)

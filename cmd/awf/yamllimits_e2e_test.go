@@ -19,6 +19,10 @@ func TestHostileYAMLIsRefusedWithItsPosition(t *testing.T) {
 		fmt.Fprintf(&laughs, "l%d: &l%d [%s]\n", i, i, strings.Repeat(p+", ", 8)+p)
 	}
 	laughs.WriteString("name: *l8\n")
+	var wide strings.Builder // a mapping one key wider than allowed, each key's value a list at its own column
+	for i := range 5001 {
+		fmt.Fprintf(&wide, "  k%d:\n  - v\n", i)
+	}
 
 	tests := []struct {
 		name  string
@@ -31,6 +35,16 @@ func TestHostileYAMLIsRefusedWithItsPosition(t *testing.T) {
 			name:  "workflow, in an ignored extension key",
 			files: map[string]string{"deep.yaml": "name: deep\nx-note: " + brackets + "\nsteps:\n  - name: a\n    type: shell\n    command: 'true'\n"},
 			args:  []string{"validate", "deep.yaml"}, code: 2, want: "deep.yaml:2:",
+		},
+		{
+			name:  "workflow with a mapping of too many keys, in an ignored extension key",
+			files: map[string]string{"wide.yaml": helloWorkflow + "x-wide:\n" + wide.String()},
+			args:  []string{"validate", "wide.yaml"}, code: 2, want: "wide.yaml:10010:3:",
+		},
+		{
+			name:  "input file with a mapping of too many keys",
+			files: map[string]string{"hello.yaml": helloWorkflow, "in.yaml": "name: x\nextra:\n" + wide.String()},
+			args:  []string{"run", "hello.yaml", "--input-file", "in.yaml"}, code: 1, want: "in.yaml:10003:3:",
 		},
 		{
 			name:  "workflow with a byte that is not UTF-8",
@@ -83,7 +97,8 @@ func TestHostileYAMLIsRefusedWithItsPosition(t *testing.T) {
 			if !strings.Contains(r.stderr, tt.want) {
 				t.Errorf("stderr does not name %q:\n%s", tt.want, r.stderr)
 			}
-			if !strings.Contains(r.stderr, "deeper than 256") && !strings.Contains(r.stderr, "aliases expand") && !strings.Contains(r.stderr, "is not UTF-8") {
+			if !strings.Contains(r.stderr, "deeper than 256") && !strings.Contains(r.stderr, "aliases expand") && !strings.Contains(r.stderr, "is not UTF-8") &&
+				!strings.Contains(r.stderr, "more than 5000 keys") {
 				t.Errorf("stderr does not say which limit:\n%s", r.stderr)
 			}
 		})

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/regfile"
 )
 
 // Filter selects records; empty fields select everything.
@@ -166,7 +166,7 @@ func selectResult(recs []ports.AuditRecord, f Filter) []ports.AuditRecord {
 // ReadFile reads the audit log at path; a missing file has no records. Errors are
 // fault.System.
 func ReadFile(path string, f Filter) ([]ports.AuditRecord, Stats, error) {
-	file, err := os.Open(path)
+	file, err := regfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return []ports.AuditRecord{}, Stats{}, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/regfile"
 )
 
 // journalEntry is one line of a run's journal: what changed in one step since the line
@@ -389,7 +390,7 @@ func readJournal(path string, folded int64, lenient bool) (j journalRead, err er
 			j.dropped, err = dropped(err, j.size), nil
 		}
 	}()
-	data, err := os.ReadFile(path)
+	data, err := regfile.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return j, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/regfile"
 )
 
 // A run's lock is <dir>/<run-id>.lock, locked exclusively (flock on Unix) by the process that
@@ -138,7 +139,7 @@ func writeOwner(f *os.File) {
 // stay zero.
 func readOwner(p string) (ports.RunOwner, error) {
 	var o ports.RunOwner
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if err != nil {
 		return o, err
 	}

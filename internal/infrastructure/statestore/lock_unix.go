@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"syscall"
+
+	"github.com/awf-dev/awf/internal/infrastructure/regfile"
 )
 
 // lockFile locks f exclusively without waiting (flock), or returns errLocked.
@@ -16,7 +18,7 @@ func lockFile(f *os.File) error {
 // heldByAnyone reports whether some process holds the lock file at p. It takes a shared
 // lock for a moment: granted, nobody holds the exclusive one.
 func heldByAnyone(p string) bool {
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if err != nil {
 		return false
 	}

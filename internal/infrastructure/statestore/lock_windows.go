@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/awf-dev/awf/internal/infrastructure/regfile"
 )
 
 // lockFile locks f exclusively without waiting (LockFileEx), or returns errLocked.
@@ -17,7 +19,7 @@ func lockFile(f *os.File) error {
 // heldByAnyone reports whether some process holds the lock file at p, by taking a shared
 // lock for a moment.
 func heldByAnyone(p string) bool {
-	f, err := os.Open(p)
+	f, err := regfile.Open(p)
 	if err != nil {
 		return false
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/regfile"
 )
 
 // Large outputs live in <dir>/<run-id>/ as files named after their step and tool call:
@@ -373,7 +373,7 @@ func (r *restorer) output(key string, out, file *string, size *int64) error {
 		return fmt.Errorf("output file %q is outside the run's directory", rel)
 	}
 	p := filepath.Join(r.dir, filepath.FromSlash(rel))
-	data, err := os.ReadFile(p)
+	data, err := regfile.ReadFile(p)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/regfile"
 	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
@@ -404,7 +405,7 @@ func (s *Store) LoadValid(ctx context.Context, id string) (run *state.RunState, 
 // saying what was left out.
 func (s *Store) load(id string, e *runEntry, lenient bool) (rs *state.RunState, dropped string, err error) {
 	p := s.Path(id)
-	data, err := os.ReadFile(p)
+	data, err := regfile.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", fault.New(fault.Usage, "no run %q in %s", id, s.dir)
 	}
@@ -450,7 +451,7 @@ func (s *Store) load(id string, e *runEntry, lenient bool) (rs *state.RunState, 
 // jp held journalSize bytes (-1: not read to the end): errStale when either changed since, for
 // another process (or Store) was saving the run meanwhile.
 func loadError(p string, data []byte, jp string, journalSize int64, err error) error {
-	now, rerr := os.ReadFile(p)
+	now, rerr := regfile.ReadFile(p)
 	stale := rerr == nil && !bytes.Equal(now, data) || journalSize >= 0 && sizeOf(jp) != journalSize
 	if stale {
 		return fmt.Errorf("load %s: %w (%v)", p, errStale, err)
@@ -551,7 +552,7 @@ const maxJournalTail = 256 << 10
 // no such line, or it is longer than maxJournalTail or does not parse. Only the line's end of
 // the file is read, so List's cost does not grow with the run.
 func (s *Store) journalTime(id string) time.Time {
-	f, err := os.Open(s.journalPath(id))
+	f, err := regfile.Open(s.journalPath(id))
 	if err != nil {
 		return time.Time{}
 	}
@@ -587,7 +588,7 @@ const statesKey = "states:"
 // readSummary parses the head of a state file, up to the line that starts the steps.
 func readSummary(path string) (summaryDoc, error) {
 	var doc summaryDoc
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return doc, err
 	}
@@ -612,7 +613,7 @@ func readSummary(path string) (summaryDoc, error) {
 			return doc, err
 		}
 	}
-	if err := yamlnode.Check(head.Bytes()); err != nil {
+	if err := yamlnode.CheckWritten(head.Bytes()); err != nil {
 		return doc, err
 	}
 	if err := yaml.Unmarshal(head.Bytes(), &doc); err != nil {

@@ -269,12 +269,12 @@ func decodeRun(data []byte) (*state.RunState, int64, error) {
 	if err := checkWhole(data, data); err != nil {
 		return nil, 0, err
 	}
-	if err := yamlnode.Check(data); err != nil {
+	if err := yamlnode.CheckWritten(data); err != nil {
 		return nil, 0, err
 	}
-	var doc runDoc
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, 0, fmt.Errorf("%s", yaml.FormatError(err, false, false))
+	doc, err := decodeDoc(data)
+	if err != nil {
+		return nil, 0, err
 	}
 	rs := doc.RunState
 	for k, v := range rs.Inputs {
@@ -292,6 +292,20 @@ func decodeRun(data []byte) (*state.RunState, int64, error) {
 		}
 	}
 	return &rs, doc.JournalSeq, nil
+}
+
+// decodeDoc decodes a state file, a large run's `states` in chunks (see splitStates).
+func decodeDoc(data []byte) (*runDoc, error) {
+	if split, ok := splitStates(data); ok {
+		if doc, err := decodeSplit(split); err == nil {
+			return doc, nil
+		}
+	}
+	var doc runDoc
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s", yaml.FormatError(err, false, false))
+	}
+	return &doc, nil
 }
 
 // normalize gives a decoded dynamic value the types a JSON-like value has in memory:

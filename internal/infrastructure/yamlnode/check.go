@@ -19,16 +19,24 @@ func aliasError(line, col int) *LimitError {
 		"aliases expand to more than %d nodes; awf refuses YAML that grows this much when read (use fewer nested anchors)", MaxAliasNodes)}
 }
 
-// Check is what every reader of YAML in awf calls before it parses: the document is UTF-8
-// (the parser would replace a bad byte with U+FFFD without a word, changing what the file
-// says), no deeper than MaxDepth, and its aliases expand to at most MaxAliasNodes; otherwise
-// the error is a *LimitError. A document without aliases is only scanned; one with aliases is parsed once
+// Check is what every reader of YAML that people or tools write calls before it parses: the
+// document is UTF-8 (the parser would replace a bad byte with U+FFFD without a word, changing
+// what the file says), no deeper than MaxDepth, no block mapping has more than MaxMappingKeys
+// keys, and its aliases expand to at most MaxAliasNodes; otherwise the error is a
+// *LimitError. A document without aliases is only scanned; one with aliases is parsed once
 // more to count what they expand to.
-func Check(data []byte) error {
+func Check(data []byte) error { return check(data, true) }
+
+// CheckWritten is Check for files awf writes itself, whose mappings grow with what a run did
+// (a state file has a key per step): it leaves out MaxMappingKeys, and the reader must
+// decode wide mappings its own way (the state store reads its steps in chunks).
+func CheckWritten(data []byte) error { return check(data, false) }
+
+func check(data []byte, narrow bool) error {
 	if err := checkUTF8(data); err != nil {
 		return err
 	}
-	aliases, err := scanDepth(data)
+	aliases, err := scanDepth(data, narrow)
 	if err != nil || !aliases {
 		return err
 	}

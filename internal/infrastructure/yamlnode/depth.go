@@ -26,6 +26,19 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Msg)
 }
 
+// MaxMappingKeys is how many keys one block mapping may have in YAML that people and tools
+// write (workflows, manifests, .tool files, cassettes, configuration, input files). The YAML
+// parser's time and memory grow with the square of a mapping's keys (5,000 keys: about 120 MB
+// allocated, 20,000: 1.7 GB), so a small file of many keys would otherwise stall awf. Files awf
+// writes itself, whose mappings grow with a run (a state file's steps), are read with
+// CheckWritten, which leaves this limit out.
+const MaxMappingKeys = 5000
+
+func keysError(line, col int) *LimitError {
+	return &LimitError{Line: line, Column: col, Msg: fmt.Sprintf(
+		"a mapping with more than %d keys; awf refuses YAML mappings this wide (use a list of entries, or split the file)", MaxMappingKeys)}
+}
+
 func depthError(line, col int) *LimitError {
 	return &LimitError{Line: line, Column: col, Msg: fmt.Sprintf(
 		"lists and mappings nested deeper than %d levels; awf refuses YAML this deep (flatten the structure)", MaxDepth)}
@@ -41,13 +54,14 @@ func depthError(line, col int) *LimitError {
 // scanner it counts a level rather than miss one, so it can only refuse what is at least
 // nearly as deep as the limit; a file it passes parses in time proportional to its size.
 func CheckDepth(data []byte) error {
-	_, err := scanDepth(data)
+	_, err := scanDepth(data, false)
 	return err
 }
 
-// scanDepth is CheckDepth that also reports whether the document uses aliases.
-func scanDepth(data []byte) (aliases bool, err error) {
-	s := depthScanner{data: data, line: 1}
+// scanDepth is CheckDepth that also reports whether the document uses aliases; with wide,
+// it refuses block mappings of more than MaxMappingKeys keys too.
+func scanDepth(data []byte, wide bool) (aliases bool, err error) {
+	s := depthScanner{data: data, line: 1, countKeys: wide}
 	err = s.run()
 	return s.aliases, err
 }
@@ -61,6 +75,10 @@ type depthScanner struct {
 	flow      int
 	// blocks holds the columns (0-based) of the open block entries and keys.
 	blocks []int
+	// keys holds, for each open block level, how many keys the mapping at its column has had
+	// so far (counted only with countKeys).
+	keys      []int
+	countKeys bool
 	// scalarIndent is the indent a block scalar's content lines must exceed; -1 when not in one.
 	scalarIndent int
 	quote        byte
@@ -91,7 +109,7 @@ func (s *depthScanner) scanLine() error {
 	}
 	if s.quote == 0 && s.flow == 0 {
 		if s.atDocumentMarker() {
-			s.blocks = s.blocks[:0]
+			s.blocks, s.keys = s.blocks[:0], s.keys[:0]
 			s.i += 3 // a document may start on the marker's line: "--- [1, 2]"
 		}
 	}
@@ -144,7 +162,7 @@ func (s *depthScanner) scanTokens() error {
 			tokenStart = true
 			continue
 		case s.flow == 0 && tokenStart && (c == '-' || c == '?') && s.blankAfter():
-			if err := s.push(col); err != nil {
+			if err := s.push(col, false); err != nil {
 				return err
 			}
 			s.i++
@@ -156,7 +174,7 @@ func (s *depthScanner) scanTokens() error {
 			continue
 		case c == ':' && s.blankAfter():
 			if s.flow == 0 && keyCol >= 0 {
-				if err := s.push(keyCol); err != nil {
+				if err := s.push(keyCol, true); err != nil {
 					return err
 				}
 			}
@@ -205,12 +223,26 @@ func (s *depthScanner) scanQuoted() {
 	}
 }
 
-// push opens a block level at col: the levels at col or deeper are closed first.
-func (s *depthScanner) push(col int) error {
+// push opens a block level at col, a key's or a "- "/"? " entry's: the levels at col or
+// deeper are closed first. A key at the column of the level it closes is one more key of the
+// same mapping; an entry there keeps the count, so that keys whose values are lists at their
+// own column ("k:" then "- x") still add up.
+func (s *depthScanner) push(col int, key bool) error {
+	n := 0
 	for len(s.blocks) > 0 && s.blocks[len(s.blocks)-1] >= col {
-		s.blocks = s.blocks[:len(s.blocks)-1]
+		top := len(s.blocks) - 1
+		if s.blocks[top] == col {
+			n = s.keys[top]
+		}
+		s.blocks, s.keys = s.blocks[:top], s.keys[:top]
 	}
-	s.blocks = append(s.blocks, col)
+	if key {
+		n++
+	}
+	if s.countKeys && n > MaxMappingKeys {
+		return keysError(s.line, col+1)
+	}
+	s.blocks, s.keys = append(s.blocks, col), append(s.keys, n)
 	return s.check(col)
 }
 

@@ -24,7 +24,8 @@ var securityHeaders = map[string]string{
 
 // guard lets a request through only when it names a loopback Host (unless AllowRemote: a
 // page of another site rebound to 127.0.0.1 by DNS still sends its own name), carries no
-// Origin but the server's own (another page's scripts), is a GET or HEAD (the viewer changes
+// Origin but the server's own (another page's scripts), is not what a page of another site
+// or port embeds or fetches (foreignFetch), is a GET or HEAD (the viewer changes
 // nothing) and holds the token: in the URL, which sets a cookie and redirects to the URL
 // without it, or in that cookie.
 func (s *Server) guard(next http.Handler) http.Handler {
@@ -38,6 +39,10 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !localhttp.SameOrigin(origin, r.Host) {
 			refuse(w, http.StatusForbidden, fmt.Sprintf("Origin %q is not this server's", origin))
+			return
+		}
+		if why := foreignFetch(r.Header); why != "" {
+			refuse(w, http.StatusForbidden, why)
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -84,6 +89,25 @@ func withoutToken(u *url.URL) string {
 	q.Del("token")
 	out := url.URL{Path: u.Path, RawQuery: q.Encode()}
 	return out.String()
+}
+
+// foreignFetch says why a request that a browser made for a page of another site, or of
+// another port of this host, is refused ("" when it is not one): an image, script, frame or
+// fetch of that page. Browsers send the SameSite cookie along when the page is only on
+// another port (cookies do not tell ports apart), and such requests, though their answers
+// stay unreadable, still tell that page whether a run exists and how big it is. Following a
+// link to the viewer (a top-level navigation) is let through: the token or cookie decides.
+// Requests without Sec-Fetch-Site (other clients, older browsers) are judged as before.
+func foreignFetch(h http.Header) string {
+	switch h.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		if h.Get("Sec-Fetch-Mode") == "navigate" && h.Get("Sec-Fetch-Dest") == "document" {
+			return ""
+		}
+		return fmt.Sprintf("a request of another site's page (Sec-Fetch-Site %s, Sec-Fetch-Dest %s): awf ui answers only its own pages",
+			h.Get("Sec-Fetch-Site"), h.Get("Sec-Fetch-Dest"))
+	}
+	return ""
 }
 
 // refuse answers a refused request with a plain text reason.

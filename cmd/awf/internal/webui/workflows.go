@@ -28,7 +28,7 @@ func (s *Server) workflow(file string) *workflow.Workflow {
 		return nil
 	}
 	fi, err := os.Stat(file)
-	if err != nil {
+	if err != nil || !fi.Mode().IsRegular() { // the state names it: a FIFO would hang the page
 		return nil
 	}
 	c := s.wfs
