@@ -16,7 +16,12 @@ bin=${1:-}
 if [ -z "$bin" ]; then make -s build >/dev/null; bin=$PWD/bin; fi
 work=$(mktemp -d)
 port=$((20000 + RANDOM % 20000))
-cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"; }
+# awf hands `awf worker` to awf-temporal, its child: stop the children of each job too.
+cleanup() {
+  for pid in $(jobs -p); do pkill -P "$pid" 2>/dev/null || true; kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
 trap cleanup EXIT
 cd "$work"
 "$temporal" server start-dev --headless --ip 127.0.0.1 --port $port --http-port $((port + 1)) \

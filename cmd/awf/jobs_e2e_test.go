@@ -112,19 +112,22 @@ steps:
 
 // A script that writes job control's own markers (what awf rewrites `CMD &` into) does not
 // crash awf: a marker called otherwise than the rewrite calls it fails like an unknown
-// command, and a well-formed one can only number the script's own jobs.
+// command, a well-formed one can only number the script's own jobs, and a job variable set
+// by hand to no job is the script's own shell.
 func TestForgedJobMarkersRefused(t *testing.T) {
 	script := `awf:job-new; echo "new: $?"
 awf:job-done; echo "done: $?"
 awf:job-new a b; echo "new2: $?"
 awf:job-new x; echo "forged: $__awf_bang"
+__awf_job=-1 ls >/dev/null; echo "negative job: $?"
+__awf_job=%99999999999999999999 ls >/dev/null; echo "huge job: $?"
 kill -9 $$; echo "kill awf: $?"`
 	sc, _ := json.Marshal(script)
 	e := newEnv(t)
 	e.write("wf.yaml", fmt.Sprintf("name: forged\nsteps:\n  - {name: step, type: shell, command: %s}\n", sc))
 	r := e.runJSON(0, "run", "wf.yaml")
 	out := e.state(r.RunID).States["step"].Output
-	for _, want := range []string{"new: 2", "done: 2", "new2: 2", "forged: %1", "kill awf: 1"} {
+	for _, want := range []string{"new: 2", "done: 2", "new2: 2", "forged: %1", "negative job: 0", "huge job: 0", "kill awf: 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -156,9 +156,16 @@ func (jc *jobControl) options(next interp.CallHandlerFunc) []interp.RunnerOption
 	})}
 }
 
-// current is the job whose shell makes the call in ctx.
-func current(hc interp.HandlerContext) int {
-	n, _ := strconv.Atoi(strings.TrimPrefix(hc.Env.Get(jobVar).String(), "%"))
+// current is the job whose shell makes the call in hc: the job its __awf_job names. The script
+// can set that variable too, so a value that names no job (not a number, negative, too
+// large) is the script's own shell, job 0.
+func (jc *jobControl) current(hc interp.HandlerContext) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(hc.Env.Get(jobVar).String(), "%"))
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	if err != nil || n < 0 || n >= len(jc.jobs) {
+		return 0
+	}
 	return n
 }
 
@@ -166,7 +173,7 @@ func current(hc interp.HandlerContext) int {
 // shell, and renames the served builtins.
 func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
-	cur := current(hc)
+	cur := jc.current(hc)
 	if misused(args) {
 		return []string{jobMisusedCmd, args[0]}, nil
 	}
@@ -183,6 +190,9 @@ func (jc *jobControl) call(ctx context.Context, args []string) ([]string, error)
 	}
 	if args[0] == "eval" || args[0] == "trap" {
 		return rewriteCode(args), nil
+	}
+	if (args[0] == "command" || args[0] == "builtin") && len(args) > 1 && (args[1] == "eval" || args[1] == "trap") {
+		return append([]string{args[0]}, rewriteCode(args[1:])...), nil
 	}
 	name, rest, viaCommand := args[0], args[1:], false
 	if (name == "command" || name == "builtin") && len(args) > 1 && slices.Contains(jobBuiltins, args[1]) {
@@ -284,11 +294,8 @@ func (j *job) settle() {
 // unregisters it once it has exited. A program started by a job being killed is signalled
 // at once: it may have been started while kill ran.
 func (jc *jobControl) started(hc interp.HandlerContext, pid int) (exited func()) {
-	id := current(hc)
+	id := jc.current(hc)
 	jc.mu.Lock()
-	if id >= len(jc.jobs) {
-		id = 0
-	}
 	j := jc.jobs[id]
 	j.procs[pid], jc.procs[pid] = true, id
 	jc.mu.Unlock()
@@ -536,7 +543,7 @@ func (jc *jobControl) wait(ctx context.Context, hc interp.HandlerContext, args [
 		args = args[1:]
 	}
 	if len(args) == 0 {
-		for _, j := range jc.children(current(hc)) {
+		for _, j := range jc.children(jc.current(hc)) {
 			select {
 			case <-j.done:
 			case <-ctx.Done():
@@ -604,7 +611,7 @@ func (jc *jobControl) list(hc interp.HandlerContext, args []string) int {
 		fmt.Fprintf(hc.Stderr, "jobs: %s: not supported (jobs or jobs -p)\n", args[0])
 		return 2
 	}
-	jobs := jc.children(current(hc))
+	jobs := jc.children(jc.current(hc))
 	jc.mu.Lock()
 	defer jc.mu.Unlock()
 	for _, j := range jobs {

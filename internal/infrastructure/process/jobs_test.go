@@ -86,6 +86,7 @@ func TestLocalJobControl(t *testing.T) {
 		{"eval 'sleep 30 &'; eval 'kill $!'; wait $!; echo $?", "143\n"},
 		{"sleep 30 & trap 'kill $!; echo trapped' EXIT; echo set", "set\ntrapped\n"},
 		{"trap -- 'sleep 30 & kill $!; wait $!; echo trapped $?' EXIT; echo set", "set\ntrapped 143\n"},
+		{"builtin eval 'sleep 30 &'; command eval 'kill $!'; wait $!; echo $?", "143\n"},
 		{"kill() { echo mine $1; }; kill 1; command kill -0 1; echo $?", "mine 1\n1\n"},
 		{"sleep 30 & wait %9; echo $?", "127\n"},
 		{"set -e; { false; echo not reached; } & wait $! || echo \"status $?\"; (exit 4) & wait $! || echo \"status $?\"", "status 1\nstatus 4\n"},

@@ -129,7 +129,7 @@ func programExec(jc *jobControl, detached bool) func(interp.ExecHandlerFunc) int
 				fmt.Fprintln(hc.Stderr, err)
 				return interp.ExitStatus(127)
 			}
-			if jc.stopped(current(hc)) {
+			if jc.stopped(jc.current(hc)) {
 				return errJobKilled
 			}
 			newCmd := func() *exec.Cmd {

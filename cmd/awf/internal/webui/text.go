@@ -43,6 +43,13 @@ func outputLink(runID, step, call string) string {
 
 // textLink is outputLink, or with args the page of a call's arguments.
 func textLink(runID, step, call string, args bool) string {
+	u := url.URL{Path: "/runs/" + runID + "/output", RawQuery: textQuery(step, call, args).Encode()}
+	return u.String()
+}
+
+// textQuery is the query of the output page that shows a step's output (step ""; the run's),
+// a call's, or with args the call's arguments.
+func textQuery(step, call string, args bool) url.Values {
 	q := url.Values{}
 	if args {
 		q.Set("part", "args")
@@ -53,8 +60,7 @@ func textLink(runID, step, call string, args bool) string {
 	if call != "" {
 		q.Set("call", call)
 	}
-	u := url.URL{Path: "/runs/" + runID + "/output", RawQuery: q.Encode()}
-	return u.String()
+	return q
 }
 
 // outputView is one page of an output.
@@ -94,16 +100,8 @@ func (s *Server) outputPage(w http.ResponseWriter, r *http.Request) {
 	n = min(max(n, 1), pages)
 	v := &outputView{RunID: run.ID, Step: step, Call: call, Args: args, Text: render.Text(text), Page: n, Pages: pages, Size: len(out)}
 	link := func(p int) string {
-		q := url.Values{"page": {strconv.Itoa(p)}}
-		if args {
-			q.Set("part", "args")
-		}
-		if step != "" {
-			q.Set("step", step)
-		}
-		if call != "" {
-			q.Set("call", call)
-		}
+		q := textQuery(step, call, args)
+		q.Set("page", strconv.Itoa(p))
 		return "?" + q.Encode()
 	}
 	if n > 1 {
