@@ -173,3 +173,16 @@ func TestValidateWarnsOfUnsupportedBuiltin(t *testing.T) {
 		t.Errorf("validate did not warn of ulimit:\n%s", r.stderr)
 	}
 }
+
+// A job started by eval'd code is rewritten into code that eval parses again; a quote in the
+// job's command must not end its word there and run the rest as a command.
+func TestEvalJobTextRunsNothing(t *testing.T) {
+	sc, _ := json.Marshal(`eval "echo \"a'; touch injected; 'b\" &"; wait; jobs`)
+	e := newEnv(t)
+	e.write("wf.yaml", fmt.Sprintf("name: quote\nsteps:\n  - {name: step, type: shell, command: %s}\n", sc))
+	r := e.runJSON(0, "run", "wf.yaml")
+	out := e.state(r.RunID).States["step"].Output
+	if e.exists("injected") || !strings.Contains(out, "a'; touch injected; 'b\n[1] Done") {
+		t.Errorf("the job's text ran as code (injected exists: %v); output:\n%s", e.exists("injected"), out)
+	}
+}

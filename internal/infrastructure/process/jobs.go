@@ -95,10 +95,30 @@ func rewriteBackground(st *syntax.Stmt) *syntax.Stmt {
 		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobDoneCmd), litWord("0")}}},
 	}}}
 	*st = syntax.Stmt{Comments: body.Comments, Position: body.Position, Cmd: &syntax.Block{Stmts: []*syntax.Stmt{
-		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobNewCmd), {Parts: []syntax.WordPart{&syntax.SglQuoted{Value: shown}}}}}},
+		{Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(jobNewCmd), {Parts: []syntax.WordPart{ansiQuoted(shown)}}}}},
 		bg,
 	}}}
 	return bg
+}
+
+// ansiQuoted is s as one $'...' word, its quotes, backslashes and control characters escaped:
+// the same text whether the interpreter runs the rewritten tree or eval and trap parse it
+// printed (rewriteCode), so that no quote in a job's command can end the word and run the
+// rest as code.
+func ansiQuoted(s string) *syntax.SglQuoted {
+	var b strings.Builder
+	for i := range len(s) {
+		switch c := s[i]; {
+		case c == '\\' || c == '\'':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return &syntax.SglQuoted{Dollar: true, Value: b.String()}
 }
 
 func litWord(s string) *syntax.Word {

@@ -63,8 +63,8 @@ func TestRewriteJobs(t *testing.T) {
 	syntax.NewPrinter().Print(&out, file)
 	got := out.String()
 	for _, want := range []string{
-		"awf:job-new 'sleep 1'", "__awf_job=$__awf_bang", "(sleep 1) || awf:job-done $?", "awf:job-done 0", "echo $__awf_bang",
-		"x=${!name} y=$__awf_bang", "awf:job-new '(a | b)'",
+		"awf:job-new $'sleep 1'", "__awf_job=$__awf_bang", "(sleep 1) || awf:job-done $?", "awf:job-done 0", "echo $__awf_bang",
+		"x=${!name} y=$__awf_bang", "awf:job-new $'(a | b)'",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rewritten script lacks %q:\n%s", want, got)
@@ -87,6 +87,8 @@ func TestLocalJobControl(t *testing.T) {
 		{"sleep 30 & trap 'kill $!; echo trapped' EXIT; echo set", "set\ntrapped\n"},
 		{"trap -- 'sleep 30 & kill $!; wait $!; echo trapped $?' EXIT; echo set", "set\ntrapped 143\n"},
 		{"builtin eval 'sleep 30 &'; command eval 'kill $!'; wait $!; echo $?", "143\n"},
+		// The job's text, quoted into the rewritten code that eval parses, stays one word.
+		{`eval "echo \"a'; echo injected; 'b\" &"; wait; jobs`, "a'; echo injected; 'b\n[1] Done                 echo \"a'; echo injected; 'b\"\n"},
 		{"kill() { echo mine $1; }; kill 1; command kill -0 1; echo $?", "mine 1\n1\n"},
 		{"sleep 30 & wait %9; echo $?", "127\n"},
 		{"set -e; { false; echo not reached; } & wait $! || echo \"status $?\"; (exit 4) & wait $! || echo \"status $?\"", "status 1\nstatus 4\n"},
