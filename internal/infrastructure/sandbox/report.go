@@ -106,6 +106,8 @@ func (r Report) Without(layers ...Layer) Report {
 		case LayerCgroup:
 			r.Cgroup.Usable = false
 			r.Cgroup.Detail = "simulated: switched off"
+		case LayerSeatbelt:
+			r.Seatbelt = false
 		}
 	}
 	r.Layers = r.verdicts()

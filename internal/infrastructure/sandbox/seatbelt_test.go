@@ -280,6 +280,9 @@ func TestReportPerOS(t *testing.T) {
 		!strings.HasSuffix(mac.String(), "every layer is available: tool processes run under all of them\n") {
 		t.Errorf("macOS report = %+v\n%s", mac.Layers, mac)
 	}
+	if weaker := mac.Without(LayerSeatbelt); weaker.Available(LayerSeatbelt) || weaker.Seatbelt {
+		t.Errorf("Without(seatbelt) keeps it: %+v", weaker.Layers)
+	}
 	mac.Seatbelt = false
 	mac.Layers = mac.verdicts()
 	if mac.Layers[0].Available || !strings.Contains(mac.String(), "missing: seatbelt") || !strings.Contains(mac.String(), "sandbox-exec") {
