@@ -543,3 +543,27 @@ func TestUIBrowserRefusesWithoutToken(t *testing.T) {
 	}
 	shoot(t, ctx, artifacts(t), "refused")
 }
+
+// TestUIBrowserHiddenPageLetsGoOfItsStream: a browser opens at most six connections to a
+// server over HTTP/1.1, and each live page holds one for its updates, so a seventh tab of the
+// viewer would never load. A page out of view (another tab, a minimised window) closes its
+// stream, and back in view catches up and follows again.
+func TestUIBrowserHiddenPageLetsGoOfItsStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test")
+	}
+	e, _ := reviewEnv(t)
+	ctx := browser(t)
+	srv := startUI(t, e)
+	visit(t, ctx, srv.url)
+	waitPage(t, ctx, `document.body.dataset.following === "true"`)
+	show := func(state string) {
+		eval[bool](t, ctx, `Object.defineProperty(document, "visibilityState", {configurable: true, get: () => "`+state+`"}),
+			document.dispatchEvent(new Event("visibilitychange")), true`)
+	}
+	show("hidden")
+	waitPage(t, ctx, `document.body.dataset.following === "false"`)
+	updates := eval[string](t, ctx, `document.body.dataset.updates || "0"`)
+	show("visible")
+	waitPage(t, ctx, `document.body.dataset.following === "true" && (document.body.dataset.updates || "0") !== "`+updates+`"`)
+}

@@ -1,19 +1,37 @@
 // awf ui: live updates and filters. A page whose <main> says data-live="true" listens to the server's
 // events (server-sent events) and, on each change, fetches its own URL's main element again
-// and swaps it in; it stops once the page says it is no longer live (the run ended).
+// and swaps it in; it stops once the page says it is no longer live (the run ended), and
+// while the page is out of view.
 "use strict";
 (function () {
+  // A page out of view lets go of its stream: a browser opens at most six connections to a
+  // server over HTTP/1.1, and every live page would hold one, so that a seventh tab would never
+  // load. Back in view, the page catches up and follows again. body's data-following says
+  // whether it follows now.
   let source = null;
-  function follow() {
+  function live() {
     const main = document.getElementById("main");
-    if (!main || main.dataset.live !== "true" || !main.dataset.events) {
+    return main && main.dataset.live === "true" && main.dataset.events ? main : null;
+  }
+  function follow() {
+    const main = live();
+    if (!main || document.visibilityState === "hidden") {
       if (source) { source.close(); source = null; }
+      document.body.dataset.following = "false";
       return;
     }
     if (source) return;
     source = new EventSource(main.dataset.events);
     source.addEventListener("change", refresh);
+    document.body.dataset.following = "true";
   }
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState !== "hidden" && !source && live()) {
+      refresh(); // it follows again once caught up
+      return;
+    }
+    follow();
+  });
   let busy = false, again = false;
   async function refresh() {
     if (busy) { again = true; return; }
