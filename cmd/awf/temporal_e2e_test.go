@@ -221,6 +221,11 @@ func TestTemporalRunLikeLocal(t *testing.T) {
 	if failed.Error.Kind != "execution" || !strings.Contains(failed.Error.Message, "exit status 3: oops") || failed.Steps["one"] != "completed" {
 		t.Errorf("failed run: %+v", failed)
 	}
+	// --non-interactive: a call that asks for approval is denied at once, as locally (exit 5).
+	denied := e.runJSON(5, "run", "demo.yaml", "--non-interactive", "--engine", "temporal", "--temporal", addr)
+	if localDenied := e.runJSON(5, "run", "demo.yaml", "--non-interactive"); denied.Error.Message != localDenied.Error.Message {
+		t.Errorf("denied run: %q, locally %q", denied.Error.Message, localDenied.Error.Message)
+	}
 	// The text report, the configuration choosing the engine and the server.
 	e.write(".awf/config.yaml", "engine: temporal\ntemporal: "+addr+"\n")
 	r := e.mustRun(0, "run", "demo.yaml", "--yes")

@@ -95,7 +95,9 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{Result: tool.Result{Status: tool.StatusError,
 			Error: fmt.Sprintf("interrupted: the worker running this call was lost; tool %q is not idempotent, so it is not run again", in.Req.Name)}}, nil
 	}
-	ctx = context.WithValue(ctx, grantKey{}, grant{d: in.Grant, binding: rt.binding + "\x00" + descriptor(info)})
+	// --non-interactive given to awf run: nothing waits for a person, as in a local run.
+	noWait := in.Run.NonInteractive != ""
+	ctx = context.WithValue(ctx, grantKey{}, grant{d: in.Grant, binding: rt.binding + "\x00" + descriptor(info), noWait: noWait})
 	defer heartbeat(ctx, nil)()
 	res, err := rt.tools.Invoker.Invoke(ctx, in.Req)
 	if p, ok := errors.AsType[*pendingError](err); ok {
