@@ -491,3 +491,15 @@ func TestToolsInstallDepsOfLocalTool(t *testing.T) {
 		t.Errorf("welcome output = %q", r.Output)
 	}
 }
+
+// Commands that only describe the tools (list, show, search, check) write nothing: no .awf
+// and no audit log appear in a directory that had none. The log is opened at its first record.
+func TestToolsDescribingCommandsCreateNoAwfDir(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{{"tools", "list"}, {"tools", "show", "shell"}, {"tools", "search", "file"}, {"tools", "check"}} {
+		e.run(args...)
+		if e.exists(".awf") {
+			t.Fatalf("awf %s created .awf", strings.Join(args, " "))
+		}
+	}
+}

@@ -463,6 +463,10 @@ func TestUIRefusesForeignRequests(t *testing.T) {
 		t.Fatalf("token URL set cookies %v, want one HttpOnly SameSite=Strict cookie holding the token", cookies)
 	}
 	cookie := cookies[0].Name + "=" + cookies[0].Value
+	// The redirect stays on this server: a path of "//host" would send the browser there.
+	if loc := do("GET", "//attacker.example/x?token="+srv.token, nil).Header.Get("Location"); loc != "/attacker.example/x" {
+		t.Errorf("token URL with the path //attacker.example/x redirects to %q, want /attacker.example/x", loc)
+	}
 	port := strings.TrimPrefix(srv.base, "http://127.0.0.1")
 	for _, tc := range []struct {
 		name, method, path string

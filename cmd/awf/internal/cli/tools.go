@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"sync"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/toolwire"
@@ -55,10 +56,15 @@ func newToolWiring(f *cmdutil.Factory) *toolWiring {
 // log.
 func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tools, error) {
 	f := w.f
-	log, err := w.auditLog()
-	if err != nil {
-		return nil, err
-	}
+	// The audit log is opened at its first record, so that a command that builds the tools
+	// only to describe them (awf tools list, show, search, check) writes nothing: no .awf.
+	log := ports.AuditSinkFunc(func(ctx context.Context, rec ports.AuditRecord) error {
+		l, err := w.auditLog()
+		if err != nil {
+			return err
+		}
+		return l.Record(ctx, rec)
+	})
 	// Before approval.New: it rewrites server.tool references (rules included) to the
 	// registered names.
 	mcpTools, err := mcpSource(f, wf, workDir)

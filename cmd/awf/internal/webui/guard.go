@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/awf-dev/awf/internal/infrastructure/localhttp"
 )
@@ -83,11 +84,12 @@ func cookieName(host string) string {
 	return "awf_ui"
 }
 
-// withoutToken is u's path and query without the token parameter.
+// withoutToken is u's path and query without the token parameter, as a path on this server:
+// a path that starts with "//" would name another host in the Location header.
 func withoutToken(u *url.URL) string {
 	q := u.Query()
 	q.Del("token")
-	out := url.URL{Path: u.Path, RawQuery: q.Encode()}
+	out := url.URL{Path: "/" + strings.TrimLeft(u.Path, "/"), RawQuery: q.Encode()}
 	return out.String()
 }
 
