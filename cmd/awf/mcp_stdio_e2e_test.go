@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -80,5 +81,47 @@ func TestMCPServeStdioAnswersBadLinesAndGoesOn(t *testing.T) {
 	result, _ := m["result"].(map[string]any)
 	if tools, _ := result["tools"].([]any); len(tools) == 0 {
 		t.Errorf("tools/list after the bad lines: %v", m)
+	}
+}
+
+// A client that writes its requests and closes its input (printf ... | awf mcp serve) gets
+// every answer, slow calls included, before awf mcp serve exits; a cancelled call is not
+// waited for (were it, the test would wait for its sleep 600).
+func TestMCPServeStdioAnswersCallsInFlightAtEOF(t *testing.T) {
+	e := newEnv(t)
+	e.write("wf.yaml", "name: wf\ntools:\n  - {name: shell, builtin: true, approval: auto}\nsteps:\n  - {name: a, type: shell, command: 'true'}\n")
+	cmd := e.cmd(t.Context(), "mcp", "serve", "--workflow", "wf.yaml", "--non-interactive")
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shell","arguments":{"command":"sleep 1; echo late answer"}}}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"shell","arguments":{"command":"echo quick answer"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"shell","arguments":{"command":"sleep 600"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}`,
+	}, "\n") + "\n")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("awf mcp serve: %v\nstderr:\n%s", err, stderr.String())
+	}
+	answers := map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		var msg struct {
+			ID     any             `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &msg); err != nil {
+			t.Fatalf("answer is not JSON: %q", line)
+		}
+		answers[fmt.Sprint(msg.ID)] = string(msg.Result)
+	}
+	for id, want := range map[string]string{"2": "late answer", "three": "quick answer"} {
+		if !strings.Contains(answers[id], want) {
+			t.Errorf("call %s: answer %q, want it to contain %q\nall output:\n%s", id, answers[id], want, out)
+		}
+	}
+	if answers["4"] != "" {
+		t.Errorf("the cancelled call has a result: %s", answers["4"])
 	}
 }

@@ -158,9 +158,11 @@ func exposed(info ports.ToolInfo) *sdk.Tool {
 // transport when they are standard input and output) until the client disconnects or ctx
 // ends. Nothing else may write to out. A line that is not JSON is answered with a parse error
 // (-32700) and a request before initialize with an invalid-request error (-32600); the session
-// goes on (see stdioGuard).
+// goes on (see stdioGuard). When the client closes its input, the calls it made are answered
+// before the session ends.
 func (s *Server) Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
 	guard, w := newStdioGuard(in, out)
+	defer context.AfterFunc(ctx, guard.flight.stop)()
 	err := s.srv.Run(ctx, &sdk.IOTransport{Reader: guard, Writer: w})
 	if err != nil && ctx.Err() == nil {
 		return fault.Wrap(fault.System, fmt.Errorf("mcp serve: %w", err))
