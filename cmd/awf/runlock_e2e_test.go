@@ -229,8 +229,17 @@ func TestDamagedState(t *testing.T) {
 	e.write(filepath.Join(".awf", "runs", res.RunID+".yaml"), whole)
 
 	journal := filepath.Join(".awf", "runs", res.RunID+".journal")
-	good := `{"seq":1,"updated_at":"2026-11-26T10:00:00Z","step":"first","record":{"status":"completed","output":"from the journal"}}` + "\n"
-	e.write(journal, good+"{garbage\n"+strings.Replace(good, `"seq":1`, `"seq":3`, 1))
+	// The journal continues the state file: its first line is the sequence number after the
+	// file's journal_seq (the steps of a run are journaled while it runs).
+	var seq int
+	for line := range strings.Lines(whole) {
+		if _, err := fmt.Sscanf(line, "journal_seq: %d", &seq); err == nil {
+			break
+		}
+	}
+	seq++
+	good := fmt.Sprintf(`{"seq":%d,"updated_at":"2026-11-26T10:00:00Z","step":"first","record":{"status":"completed","output":"from the journal"}}`+"\n", seq)
+	e.write(journal, good+"{garbage\n"+strings.Replace(good, fmt.Sprintf(`"seq":%d`, seq), fmt.Sprintf(`"seq":%d`, seq+2), 1))
 	if r := e.run("resume", res.RunID); r.code == 0 || !strings.Contains(r.stderr, journal+":2:") {
 		t.Fatalf("resume with a corrupt journal line: exit %d, %s; want an error naming line 2", r.code, r.stderr)
 	}
