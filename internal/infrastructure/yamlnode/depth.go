@@ -142,6 +142,9 @@ func (s *depthScanner) scanTokens() error {
 			s.skipToLineEnd()
 			continue
 		case tokenStart && (c == '\'' || c == '"'):
+			if s.flow == 0 && keyCol < 0 {
+				keyCol = col // a quoted scalar may be a key ("k": v)
+			}
 			s.quote = c
 			s.i++
 			continue
@@ -162,7 +165,7 @@ func (s *depthScanner) scanTokens() error {
 			tokenStart = true
 			continue
 		case s.flow == 0 && tokenStart && (c == '-' || c == '?') && s.blankAfter():
-			if err := s.push(col, false); err != nil {
+			if err := s.push(col, c == '?'); err != nil { // "? k" is an explicit key
 				return err
 			}
 			s.i++
