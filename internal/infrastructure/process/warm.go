@@ -147,6 +147,7 @@ func (w *warm) close() {
 // after Close start their helper when they need it. Idempotent.
 func (r *Runner) Close() error {
 	r.warm.close()
+	r.servers.close()
 	return nil
 }
 
