@@ -2,7 +2,9 @@
 // tools). Run re-executes awf itself as a helper in a process group of its own; the helper
 // interprets the script with mvdan.cc/sh and exits with the script's status (helper.go). The
 // parent side (runner.go) feeds it, captures its output under caps, and kills the whole group
-// on timeout, cancellation, output overflow and when the script ends. It implements
+// on timeout, cancellation, output overflow and when the script ends. With Config.Serve a
+// sandboxed script goes instead to a helper that stays up for the run and serves the calls of
+// its sandbox one after the other (serve_linux.go). It implements
 // ports.ProcessRunner and does not enforce a sandbox policy yet.
 //
 // What is per OS sits in files named for it: the process group (group_*.go: a process group
