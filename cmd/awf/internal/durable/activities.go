@@ -203,12 +203,13 @@ func writeJournal(path string, rec state.StepState) error {
 	return nil
 }
 
-// heartbeat tells the server every HeartbeatEvery that the activity's worker is alive, with
+// heartbeat tells the server often enough that the activity's worker is alive (heartbeatEvery
+// its heartbeat timeout, which the run's settings choose), with
 // details() when given; the returned function stops it.
 func heartbeat(ctx context.Context, details func() any) func() {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(HeartbeatEvery)
+		t := time.NewTicker(heartbeatEvery(activity.GetInfo(ctx).HeartbeatTimeout))
 		defer t.Stop()
 		for {
 			select {

@@ -107,14 +107,17 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 	done := make(chan error, 1)
 	var res RunResult
 	go func() { done <- wr.Get(ctx, &res) }()
-	seen, told := 0, map[string]bool{}
+	seen, told, shown := 0, map[string]bool{}, map[string]int{}
 	poll := func() {
-		var evs []ports.Event
-		if v, err := c.QueryWorkflow(ctx, wr.GetID(), "", QueryEvents, seen); err == nil && v.Get(&evs) == nil {
-			for _, ev := range evs {
-				events.Emit(ev)
+		var page EventPage
+		if v, err := c.QueryWorkflow(ctx, wr.GetID(), "", QueryEvents, seen); err == nil && v.Get(&page) == nil {
+			for _, ev := range page.Events {
+				if ev.Seq >= shown[ev.RunID] { // each event once, also merged from a child run
+					events.Emit(ev.Event)
+					shown[ev.RunID] = ev.Seq + 1
+				}
 			}
-			seen += len(evs)
+			seen = page.Next
 		}
 		var ps []Pending
 		if v, err := c.QueryWorkflow(ctx, wr.GetID(), "", QueryWaiting); err == nil && v.Get(&ps) == nil {
@@ -143,7 +146,7 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 		case <-t.C:
 			poll()
 		case <-idleTimer.C:
-			if seen == 0 {
+			if len(shown) == 0 {
 				idle()
 			}
 		}
@@ -152,7 +155,11 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 
 // newRunInput reads the run's files and resolves what the workflow needs from the submitter.
 func newRunInput(f *cmdutil.Factory, req cmdutil.EngineRun, shared bool) (RunInput, error) {
-	in := RunInput{RunID: uuid.NewString(), File: req.Workflow.Path, Files: map[string][]byte{}, Inputs: req.Inputs,
+	set, err := loadSettings(f)
+	if err != nil {
+		return RunInput{}, err
+	}
+	in := RunInput{HeartbeatTimeout: set.HeartbeatTimeout, PinnedWait: set.PinnedWait, ContinueAfter: set.ContinueAfter, RunID: uuid.NewString(), File: req.Workflow.Path, Files: map[string][]byte{}, Inputs: req.Inputs,
 		WorkDir: req.WorkDir, Environ: publicEnv(f.Environ), SharedWorkspace: shared, Stats: map[string]Stat{},
 		Provider: req.Runner.Provider, Model: req.Runner.Model, Replay: req.Runner.Replay, Record: req.Runner.Record,
 		Approve: f.Flags.Approve, Yes: f.Flags.Yes, NonInteractive: f.Flags.NonInteractive}
