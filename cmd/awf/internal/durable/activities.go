@@ -49,12 +49,8 @@ type Activities struct {
 
 // NewActivities returns the activities of a worker whose own task queue is queue.
 func NewActivities(f *cmdutil.Factory, queue string) *Activities {
-	dir, err := filepath.Abs(storeDir(f))
-	if err != nil {
-		dir = storeDir(f)
-	}
 	return &Activities{F: f, Queue: queue, procs: process.NewLocal(process.Config{}), runs: map[string]*runTools{},
-		journals: filepath.Join(dir, "agent-steps")}
+		journals: filepath.Join(payloadDir(f), "agent-steps")}
 }
 
 // runTools is what a worker builds once per run: its workflow, governed tools and agent loop.

@@ -43,10 +43,12 @@ type Event struct {
 }
 
 // EventPage is the answer of the events query: the events from the index asked and the
-// index to ask next. Events too old to be kept (see eventTail) are skipped.
+// index to ask next (events too old to be kept, see eventTail, are skipped), and the runs of
+// sub-workflows in progress, whose events a follower reads from them until they end.
 type EventPage struct {
-	Events []Event
-	Next   int
+	Events  []Event
+	Next    int
+	Running []string
 }
 
 // restore sets an execution from the run's previous one.
@@ -113,7 +115,7 @@ func (x *execution) eventsFrom(from int) EventPage {
 	if from > end {
 		from = end
 	}
-	return EventPage{Events: slices.Clone(x.events[from-x.base:]), Next: end}
+	return EventPage{Events: slices.Clone(x.events[from-x.base:]), Next: end, Running: slices.Sorted(maps.Keys(x.running))}
 }
 
 // merge adds the events of a child run that ended (its own and its children's) to this run's,

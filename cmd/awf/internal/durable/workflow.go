@@ -96,10 +96,11 @@ type execution struct {
 	store *memStore
 	ids   int
 
-	mu        sync.Mutex // guards events only; workflow code is single-threaded otherwise
+	mu        sync.Mutex // guards events and running; workflow code is single-threaded otherwise
 	events    []Event
-	base      int            // the index of events[0] over the run's executions
-	seq       map[string]int // the next Seq of each run's events
+	base      int             // the index of events[0] over the run's executions
+	seq       map[string]int  // the next Seq of each run's events
+	running   map[string]bool // child runs in progress (sub-workflow steps), for the events query
 	waiting   map[string]Pending
 	decisions map[string]Decision
 	signals   workflow.ReceiveChannel
@@ -120,6 +121,7 @@ func newExecution(wctx workflow.Context, in RunInput) *execution {
 		waiting:   map[string]Pending{},
 		decisions: map[string]Decision{},
 		seq:       map[string]int{},
+		running:   map[string]bool{},
 		signals:   workflow.GetSignalChannel(wctx, SignalDecision),
 	}
 }
@@ -162,7 +164,14 @@ func (x *execution) subRun(ctx context.Context, req runner.Request) (*state.RunS
 	wctx := wctxOf(ctx)
 	cctx := workflow.WithChildOptions(wctx, workflow.ChildWorkflowOptions{WorkflowID: req.ID})
 	var res RunResult
-	if err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in).Get(wctx, &res); err != nil {
+	x.mu.Lock()
+	x.running[req.ID] = true
+	x.mu.Unlock()
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in).Get(wctx, &res)
+	x.mu.Lock()
+	delete(x.running, req.ID)
+	x.mu.Unlock()
+	if err != nil {
 		return nil, fault.New(fault.System, "sub-workflow run %s: %v", req.ID, err)
 	}
 	for _, st := range append(res.Children, res.State) {
