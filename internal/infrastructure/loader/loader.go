@@ -116,9 +116,7 @@ func (d *decoder) load(data []byte, split bool) (wf *workflow.Workflow, ok bool)
 	}
 	d.collectAnchors(root, 0)
 	wf = d.decodeWorkflow(root)
-	if d.split != nil && (d.split.failed || d.aborted) {
-		// An abort's problems depend on every value visited after it; the whole parse's are
-		// the reference.
+	if d.split != nil && d.split.failed {
 		return nil, false
 	}
 	if wf != nil && !d.aborted {

@@ -19,7 +19,8 @@ import (
 // the same places. Where that cannot be shown cheaply the file is parsed whole: a part that
 // does not parse on its own (the whole parse's error is the one to report), an alias after
 // the list (it may name an anchor inside it), an unknown alias (its hint names every anchor
-// of the file), a decoding cut short by the work budget.
+// of the file). A decoding cut short by the work budget goes on visiting the steps as the
+// whole parse's does (what it still reports, such as an unknown alias, is the same).
 const (
 	// splitFrom is the size of a steps list from which it is read in parts: below it the
 	// whole tree is a few megabytes.
@@ -125,7 +126,7 @@ func (d *decoder) splitSteps(tail []ast.Node) []workflow.Step {
 		// The list is two levels below the root mapping, as in the whole document.
 		d.collectAnchors(seq, 2)
 		out = d.appendSteps(out, "steps", seq.Values, 0)
-		if d.split.failed || d.aborted {
+		if d.split.failed {
 			return nil
 		}
 	}

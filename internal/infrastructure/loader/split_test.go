@@ -103,7 +103,8 @@ func splitCases() []splitCase {
 		{name: "second document", doc: render(head, baseSteps(), 2, "---\nname: other\n"), errs: true},
 		{name: "lone CR", doc: strings.Replace(render(head, baseSteps(), 2, ""), "echo 0", "echo\r0", 1), errs: true},
 		{name: "document end marker", doc: render(head, baseSteps(), 2, "...\n"), split: true},
-		{name: "work budget", doc: render(head, with(6, "- name: s6\n  type: agent\n  prompt: p\n  provider: p\n  options: {x: ["+strings.Repeat("1,", maxWork)+"1]}"), 2, ""), errs: true},
+		{name: "work budget", doc: render(head, with(6, "- name: s6\n  type: agent\n  prompt: p\n  provider: p\n  options: {x: ["+strings.Repeat("1,", maxWork)+"1]}"), 2, ""), split: true, errs: true},
+		{name: "work budget, then an unknown alias", doc: render(head, append(with(6, "- name: s6\n  type: agent\n  prompt: p\n  provider: p\n  options: {x: ["+strings.Repeat("1,", maxWork)+"1]}"), "- {name: late, command: *nope}"), 2, ""), errs: true},
 	}
 	for _, at := range []int{0, 5, 11} {
 		for _, m := range []struct {
@@ -217,7 +218,7 @@ func TestSplitRefusesHostileInput(t *testing.T) {
 		"deep":       {"- {name: deep, command: x, env: " + strings.Repeat("[", 100_000) + "}", "nested deeper than 256"},
 		"wide":       {wide, "more than 5000 keys"},
 		"alias bomb": {bomb, "aliases expand to more than"},
-		"flow list":  {"- {name: flow, type: agent, prompt: x, options: {a: [" + strings.Repeat("a, ", 2*maxWork) + "a]}}", "document too large"},
+		"flow list":  {"- {name: flow, type: agent, prompt: x, options: {a: [" + strings.Repeat("a, ", maxWork) + "a]}}", "document too large"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			for _, at := range []int{0, 1500, len(steps)} {
