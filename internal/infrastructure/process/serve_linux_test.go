@@ -193,3 +193,20 @@ func TestServedConcurrentCalls(t *testing.T) {
 		t.Errorf("helpers %v, want the later calls served by one of the two", p)
 	}
 }
+
+// TestServedCallLargeInput: a served call gets a 10 MB variable and 1 MB of stdin whole, and
+// its exit status as it is, through the same wire as a helper of its own.
+func TestServedCallLargeInput(t *testing.T) {
+	r, pids := servingRunner(t)
+	ws := t.TempDir()
+	for range 2 {
+		res, err := r.Run(t.Context(), ports.ProcessRequest{Script: `printf %s "$BIG" | wc -c; wc -c; exit 255`, Dir: ws,
+			Policy: &workflow.Policy{}, Vars: map[string]string{"BIG": strings.Repeat("x", 10<<20)}, Stdin: strings.Repeat("y", 1<<20)})
+		if err != nil || res.ExitCode != 255 || strings.Fields(res.Stdout)[0] != "10485760" || strings.Fields(res.Stdout)[1] != "1048576" {
+			t.Fatalf("call = exit %d, %q, %v", res.ExitCode, res.Stdout, err)
+		}
+	}
+	if p := pids(); len(p) != 2 || p[0] != p[1] {
+		t.Errorf("helpers %v, want one serving both calls", p)
+	}
+}
