@@ -45,6 +45,8 @@ type Activities struct {
 	// journals is where agent step attempts keep their record as they go, in the payload
 	// store (shared by the workers of a shared workspace).
 	journals string
+	// store is the payload store, where model requests' messages are kept by digest.
+	store string
 }
 
 // NewActivities returns the activities of a worker whose own task queue is queue.
@@ -54,7 +56,7 @@ func NewActivities(f *cmdutil.Factory, queue string) *Activities {
 		dir = storeDir(f)
 	}
 	return &Activities{F: f, Queue: queue, procs: process.NewLocal(process.Config{}), runs: map[string]*runTools{},
-		journals: filepath.Join(dir, "agent-steps")}
+		journals: filepath.Join(dir, "agent-steps"), store: dir}
 }
 
 // runTools is what a worker builds once per run: its workflow, governed tools and agent loop.
@@ -64,6 +66,7 @@ type runTools struct {
 	tools   *cmdutil.Tools
 	agents  runner.AgentExecutor
 	binding string // digest of the run's policy, for approvals
+	models  models // model providers of agent steps whose loop runs in the workflow
 	err     error
 }
 
@@ -91,9 +94,12 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{Err: failure(rt.err)}, nil
 	}
 	info, err := describe(ctx, rt.tools.Registry, in.Req)
-	if activity.GetInfo(ctx).Attempt > 1 && (err != nil || !info.Annotations.Idempotent) {
-		return ToolOutput{Result: tool.Result{Status: tool.StatusError,
-			Error: fmt.Sprintf("interrupted: the worker running this call was lost; tool %q is not idempotent, so it is not run again", in.Req.Name)}}, nil
+	var rcv *state.Recovery
+	if activity.GetInfo(ctx).Attempt > 1 {
+		if err != nil || !info.Annotations.Idempotent {
+			return a.interrupted(ctx, rt, in.Req)
+		}
+		rcv = &state.Recovery{Decision: state.RecoveryRerun, By: state.RecoveredByIdempotent, Detail: "the worker running it was lost"}
 	}
 	// --non-interactive given to awf run: nothing waits for a person, as in a local run.
 	noWait := in.Run.NonInteractive != ""
@@ -106,7 +112,24 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	if g := in.Grant; g != nil && !g.Allow && g.Reason != "" && res.Denied {
 		res.Error += "; " + g.By + " said: " + g.Reason
 	}
-	return ToolOutput{Result: res, Err: failure(err)}, nil
+	return ToolOutput{Result: res, Err: failure(err), Recovery: rcv}, nil
+}
+
+// interrupted settles a call a lost worker left in flight whose tool is not idempotent, as
+// a local resume settles it with nobody to ask: not run again, its outcome unknown, an error
+// for the model, and an audit record closing the started one.
+func (a *Activities) interrupted(ctx context.Context, rt *runTools, req ports.ToolRequest) (ToolOutput, error) {
+	r := state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive,
+		Detail: "the worker running it was lost; the tool is not idempotent, so it is not run again"}
+	msg := fmt.Sprintf("interrupted: the worker running this call was lost; tool %q is not idempotent, so it is not run again", req.Name)
+	if rt.tools.Audit != nil {
+		err := rt.tools.Audit.Record(ctx, ports.AuditRecord{Time: time.Now(), RunID: req.RunID, Step: req.Step, CallID: req.CallID,
+			Tool: req.Name, Outcome: ports.OutcomeUnknown, Error: msg, Recovery: &r})
+		if err != nil {
+			return ToolOutput{Err: failure(fault.Wrap(fault.System, fmt.Errorf("audit the recovery of call %s: %w", req.CallID, err)))}, nil
+		}
+	}
+	return ToolOutput{Result: tool.Result{Status: tool.StatusError, Error: msg}, Recovery: &r}, nil
 }
 
 // Agent runs one attempt of an agent step with the run's agent loop. The step's record is

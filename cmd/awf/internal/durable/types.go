@@ -147,6 +147,8 @@ type ToolOutput struct {
 	Result  tool.Result
 	Err     *Failure
 	Pending *Pending
+	// Recovery is what the worker decided about a call a lost worker left in flight.
+	Recovery *state.Recovery
 }
 
 // AgentInput is one attempt of an agent step.
