@@ -618,7 +618,7 @@ func TestTemporalWorkerLostInAgentStep(t *testing.T) {
 	}
 	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(e.dir, "slow.pid")); return err == nil })
 	var running *worker
-	waitFor(t, func() bool { running = workerOfHelper(workers); return running != nil })
+	waitFor(t, func() bool { running = workerOfHelper(workers, "sleep"); return running != nil })
 	running.kill()
 	if err := client.Wait(); err != nil {
 		t.Fatalf("awf run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
@@ -632,29 +632,37 @@ func TestTemporalWorkerLostInAgentStep(t *testing.T) {
 	}
 	calls := e.state(res.RunID).States["work"].ToolCalls
 	if len(calls) != 3 || calls[2].Recovery == nil || calls[2].Result == nil || calls[2].Result.Success {
-		t.Errorf("tool calls = %+v, want the slow call settled as interrupted", calls)
+		t.Errorf("tool calls = %+v, want the slow call settled as interrupted (result %+v)\n%s", calls, calls[len(calls)-1].Result, stderr.String())
 	}
 }
 
-// workerOfHelper returns the worker whose awf-temporal process has a tool helper (awf
-// __awf-exec) running, or nil.
-func workerOfHelper(workers []*worker) *worker {
+// workerOfHelper returns the worker whose tool helper (awf __awf-exec) runs a process whose
+// command line holds what, or nil. Workers keep idle helpers too: only a busy one says which
+// worker runs the call.
+func workerOfHelper(workers []*worker, what string) *worker {
 	entries, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range entries {
-		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(b), "__awf-exec") {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+	parent := func(pid string) string {
+		stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
 		if err != nil {
-			continue
+			return ""
 		}
 		// pid (comm) state ppid ...: comm may hold spaces, so count from its closing paren.
 		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 		if len(fields) < 2 {
+			return ""
+		}
+		return fields[1]
+	}
+	for _, p := range entries {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), what) {
 			continue
 		}
-		group, err := syscall.Getpgid(atoi(fields[1]))
+		helper := parent(filepath.Base(filepath.Dir(p)))
+		if hb, err := os.ReadFile(filepath.Join("/proc", helper, "cmdline")); err != nil || !strings.Contains(string(hb), "__awf-exec") {
+			continue
+		}
+		group, err := syscall.Getpgid(atoi(parent(helper)))
 		if err != nil {
 			continue
 		}
