@@ -11,7 +11,9 @@ import (
 
 // TestReplayRecordedHistories replays histories recorded from a real Temporal server (a run
 // of shell steps, a parallel group and tool calls; a failed step; a denied durable approval;
-// a shared-workspace run; a sub-workflow as a child workflow) with the SDK's replayer: a change to the workflow (awf's runner
+// a shared-workspace run; a sub-workflow as a child workflow; an agent step of four model
+// turns, parallel read-only calls, a refused call and a prompt_file, each its own activity)
+// with the SDK's replayer: a change to the workflow (awf's runner
 // included) that would make runs in flight fail their replay fails here. Record new ones with
 // `temporal workflow show -w RUN_ID --output json` when a change is meant to be incompatible
 // (and version it with workflow.GetVersion).
