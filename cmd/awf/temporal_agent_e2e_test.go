@@ -6,9 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -301,4 +305,103 @@ func TestTemporalWorkerLostBetweenTurns(t *testing.T) {
 	if len(calls) != 3 || calls[1].Recovery == nil || calls[1].Recovery.Decision != state.RecoveryRerun {
 		t.Errorf("tool calls = %+v, want hold's record to say it ran again", calls)
 	}
+}
+
+// longModel is an OpenAI-compatible model that asks for the tool big n times, one call a
+// reply, then answers. It keeps no state: the next call is read from the last tool result's
+// call id, so any worker may ask it, any number of times.
+type longModel struct{ n int }
+
+func (m longModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct {
+			Role       string `json:"role"`
+			ToolCallID string `json:"tool_call_id"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+		return
+	}
+	k := 0
+	if last := req.Messages[len(req.Messages)-1]; last.Role == "tool" {
+		k, _ = strconv.Atoi(strings.TrimPrefix(last.ToolCallID, "call_"))
+	}
+	msg := fmt.Sprintf(`{"role":"assistant","content":"Call %d.","tool_calls":[{"id":"call_%d","type":"function","function":{"name":"big","arguments":"{\"n\":%d}"}}]}`, k+1, k+1, k+1)
+	finish := "tool_calls"
+	if k >= m.n {
+		msg, finish = `{"role":"assistant","content":"Done."}`, "stop"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1767225600,"model":"long","choices":[{"index":0,"message":%s,"finish_reason":"%s"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, k, msg, finish)
+}
+
+// TestTemporalAgentLongRun (opt-in: AWF_TEMPORAL_BENCH=1, a few minutes): an agent step of
+// 500 model turns, each calling a tool that prints 100 KB, completes on the temporal engine;
+// the workflow history's size and length are logged (docs/distributed.md quotes them). The
+// conversation keeps a sliding window (the model would refuse 50 MB); tool_calls keep every
+// output, as locally.
+func TestTemporalAgentLongRun(t *testing.T) {
+	if os.Getenv("AWF_TEMPORAL_BENCH") == "" {
+		t.Skip("AWF_TEMPORAL_BENCH=1 runs it (a few minutes)")
+	}
+	const turns = 500
+	addr := startTemporal(t)
+	e := newEnv(t)
+	ts := httptest.NewServer(longModel{n: turns})
+	defer ts.Close()
+	e.write("long.yaml", `name: agent-long
+providers:
+  long:
+    type: openai
+    base_url: `+ts.URL+`/v1
+    model: long
+tools:
+  - name: big
+    description: Print 100 KB
+    command: "head -c 102400 /dev/zero | tr '\\0' x"
+    parameters:
+      - {name: n, type: integer, required: true}
+    approval: auto
+steps:
+  - name: work
+    type: agent
+    provider: long
+    mode: conversation
+    prompt: Call big until told otherwise.
+    tools: [big]
+    tool_options:
+      max_calls: 1000
+    conversation:
+      max_turns: 1000
+      max_context_tokens: 60000
+output: "{{states.work.output}}"
+`)
+	e.startWorker(addr)
+	start := time.Now()
+	res := e.runJSON(0, "run", "long.yaml", "--engine", "temporal", "--temporal", addr)
+	took := time.Since(start)
+	if res.Status != "completed" || res.Output != "Done." {
+		t.Fatalf("run: %+v", res)
+	}
+	st := e.state(res.RunID).States["work"]
+	if len(st.ToolCalls) != turns || len(st.ToolCalls[turns-1].Result.Output) != 102400 || len(st.Turns) != turns+1 {
+		t.Fatalf("%d calls, %d turns; want %d and %d with 100 KB outputs", len(st.ToolCalls), len(st.Turns), turns, turns+1)
+	}
+	out, err := exec.Command(temporalCLI(t), "workflow", "describe", "-w", res.RunID, "--address", addr, "--output", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		WorkflowExecutionInfo struct {
+			HistoryLength    string `json:"historyLength"`
+			HistorySizeBytes string `json:"historySizeBytes"`
+		} `json:"workflowExecutionInfo"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatalf("describe: %v\n%s", err, out)
+	}
+	store, _ := exec.Command("du", "-sk", filepath.Join(e.dir, ".awf", "payloads")).Output()
+	t.Logf("%d model turns, %d calls of 100 KB: %s on the temporal engine; history %s events, %s bytes; payload store %s KB",
+		turns+1, turns, took.Round(time.Second), d.WorkflowExecutionInfo.HistoryLength, d.WorkflowExecutionInfo.HistorySizeBytes, strings.Fields(string(store))[0])
 }

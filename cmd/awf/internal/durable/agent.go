@@ -15,6 +15,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/infrastructure/schema"
 	"github.com/awf-dev/awf/internal/infrastructure/templater"
 )
@@ -38,9 +39,12 @@ func (p agentPort) Execute(ctx context.Context, sc runner.StepContext) (runner.S
 		return p.oneActivity(ctx, sc)
 	}
 	x := p.x
+	if d, ok := ctx.Value(timeoutKey{}).(time.Duration); ok && d > 0 {
+		ctx = context.WithValue(ctx, deadlineKey{}, workflow.Now(wctx).Add(d))
+	}
 	// One executor per attempt: its prompt_file reads block this attempt's coroutine.
 	ex, err := agent.New(agent.Deps{
-		Providers: modelSource{x}, Tools: toolPort{x}, Catalog: catalogPort{x}, Refusals: refusalPort{x},
+		Providers: modelSource{x}, Tools: agentTools{x}, Catalog: catalogPort{x}, Refusals: refusalPort{x},
 		Templater: templater.New(), Schemas: schema.New(),
 		Clock:    ports.ClockFunc(func() time.Time { return workflow.Now(wctx) }),
 		ReadFile: x.readFile(ctx),
@@ -57,6 +61,36 @@ func (p agentPort) Execute(ctx context.Context, sc runner.StepContext) (runner.S
 		})
 	}
 	return ex.Execute(ctx, sc)
+}
+
+// deadlineKey carries the end of an agent step attempt that has a timeout: the step's
+// timeout bounds the whole attempt, as locally, not each of its activities.
+type deadlineKey struct{}
+
+// withinDeadline gives the next activity of an attempt what is left of the attempt's
+// timeout, or fails with the step's timeout when nothing is.
+func withinDeadline(ctx context.Context, what string) (context.Context, error) {
+	deadline, ok := ctx.Value(deadlineKey{}).(time.Time)
+	if !ok {
+		return ctx, nil
+	}
+	left := deadline.Sub(workflow.Now(wctxOf(ctx)))
+	if left <= 0 {
+		return ctx, fault.Wrap(fault.Execution, fmt.Errorf("%s: %w", what, context.DeadlineExceeded))
+	}
+	return context.WithValue(ctx, timeoutKey{}, left), nil
+}
+
+// agentTools runs the calls of an agent step as a tool step's: toolPort, within what is
+// left of the attempt's timeout.
+type agentTools struct{ x *execution }
+
+func (t agentTools) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Result, error) {
+	ctx, err := withinDeadline(ctx, "tool "+req.Name)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	return toolPort(t).Invoke(ctx, req)
 }
 
 // readFile reads a step's prompt_file on a worker: the file is in the run's workspace, as
@@ -160,6 +194,10 @@ type modelPort struct {
 
 func (m modelPort) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
 	x := m.x
+	ctx, err := withinDeadline(ctx, "model turn of step "+m.ref.Step)
+	if err != nil {
+		return ports.ChatResponse{}, err
+	}
 	if x.sent == nil {
 		x.sent, x.turns = map[string]bool{}, map[string]int{}
 	}
