@@ -188,12 +188,19 @@ func (e *execution) emit(ev ports.Event) {
 
 // steps runs steps in order until one fails.
 func (e *execution) steps(ctx context.Context, steps []workflow.Step) error {
+	ran := false // a step ran in this execution: only then may it pause (Deps.Pause)
 	for i := range steps {
 		if err := e.failedSave(); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted before step %q: %w", steps[i].Name, context.Cause(ctx))
+		}
+		if !e.done(steps[i].Name) {
+			if ran && e.r.d.Pause != nil && e.r.d.Pause() {
+				return ErrPaused
+			}
+			ran = true
 		}
 		if err := e.step(ctx, &steps[i]); err != nil {
 			return err

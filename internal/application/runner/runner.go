@@ -75,7 +75,16 @@ type Deps struct {
 	// of their own (Temporal child workflows) passes one; it returns the child's final state,
 	// and may run it with Run.
 	SubRun func(ctx context.Context, req Request) (*state.RunState, error)
+	// Pause, asked between two top-level steps, says to stop the run there and go on in
+	// another execution (Continue): a durable engine whose history would otherwise grow past
+	// its limits. The run then returns ErrPaused with its state saved, still running. nil
+	// never pauses.
+	Pause func() bool
 }
+
+// ErrPaused is the error of a run stopped by Deps.Pause: not an end, its state goes on with
+// Continue.
+var ErrPaused = errors.New("run paused between steps, to be continued")
 
 // Runner runs workflows. It is safe for concurrent use: each run keeps its own state.
 type Runner struct {
@@ -170,6 +179,27 @@ func (r *Runner) Run(ctx context.Context, req Request) (*state.RunState, error) 
 	}
 	return r.run(ctx, req, id, req.Lineage)
 }
+
+// Continue runs the rest of a run that Deps.Pause stopped, from the state it returned, as
+// if it had not stopped: steps that ended keep their outputs, the next ones run. Unlike a
+// resume it is the same segment of the same run: nothing is counted, no start announced.
+func (r *Runner) Continue(ctx context.Context, st *state.RunState, wf *workflow.Workflow, lineage []string) (*state.RunState, error) {
+	if st == nil || wf == nil {
+		return st, fault.New(fault.System, "continue: no run state or workflow")
+	}
+	if st.States == nil {
+		st.States = map[string]*state.StepState{}
+	}
+	unlock, err := r.d.Store.Lock(context.WithoutCancel(ctx), st.ID)
+	if err != nil {
+		return st, fmt.Errorf("continue %s: %w", st.ID, err)
+	}
+	defer unlock()
+	return r.execute(ctx, newExecution(r, st, wf, lineage), continued)
+}
+
+// continued is the how of execute for Continue: the run goes on unannounced.
+const continued = "\x00continued"
 
 // Resume continues the run with the given id as ResumeWith does, with no overrides.
 func (r *Runner) Resume(ctx context.Context, runID string) (*state.RunState, error) {
@@ -297,9 +327,14 @@ func (r *Runner) execute(ctx context.Context, e *execution, how string) (*state.
 	if err != nil {
 		return e.st, err
 	}
-	e.log.Info("run started", "resumed", e.st.Resumed) // e.log names the run and workflow
-	e.emit(ports.Event{Kind: ports.RunStarted, Message: how})
+	if how != continued {
+		e.log.Info("run started", "resumed", e.st.Resumed) // e.log names the run and workflow
+		e.emit(ports.Event{Kind: ports.RunStarted, Message: how})
+	}
 	err = e.steps(ctx, e.wf.Steps)
+	if errors.Is(err, ErrPaused) {
+		return e.st, err
+	}
 	if err == nil {
 		err = e.output()
 	}

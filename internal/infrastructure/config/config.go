@@ -32,10 +32,16 @@ type Layer struct {
 	Engine *string `yaml:"engine"`
 	// Temporal is where the temporal engine's server is (HOST:PORT), Namespace and
 	// TaskQueue which of its namespaces and task queues runs awf's workflows.
-	Temporal  *string                   `yaml:"temporal"`
-	Namespace *string                   `yaml:"temporal_namespace"`
-	TaskQueue *string                   `yaml:"temporal_task_queue"`
-	Providers map[string]ProviderConfig `yaml:"providers"`
+	Temporal  *string `yaml:"temporal"`
+	Namespace *string `yaml:"temporal_namespace"`
+	TaskQueue *string `yaml:"temporal_task_queue"`
+	// The temporal engine's timing and size settings (docs/distributed.md), kept as written
+	// and parsed by the engine, which names the setting and its source when one is wrong.
+	HeartbeatTimeout *string                   `yaml:"temporal_heartbeat_timeout"`
+	PinnedWait       *string                   `yaml:"temporal_pinned_wait"`
+	ContinueAfter    *string                   `yaml:"temporal_continue_after"`
+	PayloadRetention *string                   `yaml:"temporal_payload_retention"`
+	Providers        map[string]ProviderConfig `yaml:"providers"`
 }
 
 // ProviderConfig is a named provider as config files declare it. API keys are never stored
@@ -62,6 +68,9 @@ type Config struct {
 	Temporal  string
 	Namespace string
 	TaskQueue string
+	// HeartbeatTimeout, PinnedWait, ContinueAfter and PayloadRetention are the temporal
+	// engine's settings as written ("" when unset: the engine's defaults).
+	HeartbeatTimeout, PinnedWait, ContinueAfter, PayloadRetention string
 	// Providers merges every layer's providers; a name defined in a higher layer wins whole.
 	Providers map[string]ProviderConfig
 	// Sources maps each setting to the layer it came from ("state_dir" -> "env AWF_STATE_DIR").
@@ -111,7 +120,9 @@ func (l Layer) Rooted(root, cwd string) Layer {
 }
 
 // FromEnv reads AWF_STATE_DIR, AWF_AUDIT_LOG, AWF_LOG_LEVEL, AWF_LOG_FORMAT, AWF_PROVIDER,
-// AWF_MODEL, AWF_ENGINE, AWF_TEMPORAL, AWF_TEMPORAL_NAMESPACE and AWF_TEMPORAL_TASK_QUEUE.
+// AWF_MODEL, AWF_ENGINE, AWF_TEMPORAL, AWF_TEMPORAL_NAMESPACE, AWF_TEMPORAL_TASK_QUEUE,
+// AWF_TEMPORAL_HEARTBEAT_TIMEOUT, AWF_TEMPORAL_PINNED_WAIT, AWF_TEMPORAL_CONTINUE_AFTER and
+// AWF_TEMPORAL_PAYLOAD_RETENTION.
 func FromEnv(getenv func(string) string) Layer {
 	l := Layer{Source: "env"}
 	set := func(dst **string, key string) {
@@ -129,6 +140,10 @@ func FromEnv(getenv func(string) string) Layer {
 	set(&l.Temporal, "AWF_TEMPORAL")
 	set(&l.Namespace, "AWF_TEMPORAL_NAMESPACE")
 	set(&l.TaskQueue, "AWF_TEMPORAL_TASK_QUEUE")
+	set(&l.HeartbeatTimeout, "AWF_TEMPORAL_HEARTBEAT_TIMEOUT")
+	set(&l.PinnedWait, "AWF_TEMPORAL_PINNED_WAIT")
+	set(&l.ContinueAfter, "AWF_TEMPORAL_CONTINUE_AFTER")
+	set(&l.PayloadRetention, "AWF_TEMPORAL_PAYLOAD_RETENTION")
 	return l
 }
 
@@ -207,6 +222,10 @@ func Resolve(layers ...Layer) Config {
 	pick(&c.Temporal, "temporal", func(l Layer) *string { return l.Temporal })
 	pick(&c.Namespace, "temporal_namespace", func(l Layer) *string { return l.Namespace })
 	pick(&c.TaskQueue, "temporal_task_queue", func(l Layer) *string { return l.TaskQueue })
+	pick(&c.HeartbeatTimeout, "temporal_heartbeat_timeout", func(l Layer) *string { return l.HeartbeatTimeout })
+	pick(&c.PinnedWait, "temporal_pinned_wait", func(l Layer) *string { return l.PinnedWait })
+	pick(&c.ContinueAfter, "temporal_continue_after", func(l Layer) *string { return l.ContinueAfter })
+	pick(&c.PayloadRetention, "temporal_payload_retention", func(l Layer) *string { return l.PayloadRetention })
 	for i := len(layers) - 1; i >= 0; i-- {
 		for name, p := range layers[i].Providers {
 			c.Providers[name] = p

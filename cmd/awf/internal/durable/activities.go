@@ -51,12 +51,8 @@ type Activities struct {
 
 // NewActivities returns the activities of a worker whose own task queue is queue.
 func NewActivities(f *cmdutil.Factory, queue string) *Activities {
-	dir, err := filepath.Abs(storeDir(f))
-	if err != nil {
-		dir = storeDir(f)
-	}
 	return &Activities{F: f, Queue: queue, procs: process.NewLocal(process.Config{}), runs: map[string]*runTools{},
-		journals: filepath.Join(dir, "agent-steps"), store: dir}
+		journals: filepath.Join(payloadDir(f), "agent-steps"), store: payloadDir(f)}
 }
 
 // runTools is what a worker builds once per run: its workflow, governed tools and agent loop.
@@ -226,12 +222,13 @@ func writeJournal(path string, rec state.StepState) error {
 	return nil
 }
 
-// heartbeat tells the server every HeartbeatEvery that the activity's worker is alive, with
+// heartbeat tells the server often enough that the activity's worker is alive (heartbeatEvery
+// its heartbeat timeout, which the run's settings choose), with
 // details() when given; the returned function stops it.
 func heartbeat(ctx context.Context, details func() any) func() {
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(HeartbeatEvery)
+		t := time.NewTicker(heartbeatEvery(activity.GetInfo(ctx).HeartbeatTimeout))
 		defer t.Stop()
 		for {
 			select {

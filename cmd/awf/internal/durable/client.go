@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,9 +86,9 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	defer progress.Close()
 	res, err := follow(ctx, c, wr, progress, func() {
 		fmt.Fprintf(f.IO.ErrOut, "run %s waits for a worker: is `awf worker` running on task queue %s of %s?\n", in.RunID, srv.TaskQueue, srv.HostPort)
-	}, func(p Pending) {
+	}, func(runID string, p Pending) {
 		fmt.Fprintf(f.IO.ErrOut, "%s: call %s of tool %s waits for approval: awf approve %s %s (or awf deny)\n",
-			p.Step, p.CallID, render.Line(p.Tool), in.RunID, p.CallID)
+			p.Step, p.CallID, render.Line(p.Tool), runID, p.CallID)
 	})
 	progress.Close()
 	if err != nil {
@@ -100,31 +101,51 @@ func Submit(ctx context.Context, f *cmdutil.Factory, req cmdutil.EngineRun) erro
 	return run.Report(f.IO, req.Output, store, res.State, res.Err())
 }
 
-// follow streams a run's progress events into events until it ends, telling idle when no
-// worker has started it after idleAfter and waiting about each call that starts to wait for a
-// person, and returns its result.
-func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events ports.Events, idle func(), waiting func(Pending)) (RunResult, error) {
+// follow streams a run's progress events, and those of its sub-workflows' runs as they go,
+// into events until it ends, telling idle when no worker has started it after idleAfter and
+// waiting about each call of these runs that starts to wait for a person, and returns its
+// result.
+func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events ports.Events, idle func(), waiting func(runID string, p Pending)) (RunResult, error) {
 	done := make(chan error, 1)
 	var res RunResult
 	go func() { done <- wr.Get(ctx, &res) }()
-	seen, told := 0, map[string]bool{}
+	// The run and the runs of its sub-workflows in progress, in the order they started, with
+	// the index of the next event to read from each.
+	follows, seen := []string{wr.GetID()}, map[string]int{}
+	told, shown := map[string]bool{}, map[string]int{}
 	poll := func() {
-		var evs []ports.Event
-		if v, err := c.QueryWorkflow(ctx, wr.GetID(), "", QueryEvents, seen); err == nil && v.Get(&evs) == nil {
-			for _, ev := range evs {
-				events.Emit(ev)
+		running := map[string]bool{wr.GetID(): true}
+		for i := 0; i < len(follows); i++ { // grows with the children found
+			id := follows[i]
+			var page EventPage
+			if v, err := c.QueryWorkflow(ctx, id, "", QueryEvents, seen[id]); err == nil && v.Get(&page) == nil {
+				for _, ev := range page.Events {
+					if ev.Seq >= shown[ev.RunID] { // each event once: a child's are merged into its parent's too
+						events.Emit(ev.Event)
+						shown[ev.RunID] = ev.Seq + 1
+					}
+				}
+				seen[id] = page.Next
+				for _, child := range page.Running {
+					if !running[child] {
+						running[child] = true
+						if !slices.Contains(follows, child) {
+							follows = append(follows, child)
+						}
+					}
+				}
 			}
-			seen += len(evs)
-		}
-		var ps []Pending
-		if v, err := c.QueryWorkflow(ctx, wr.GetID(), "", QueryWaiting); err == nil && v.Get(&ps) == nil {
-			for _, p := range ps {
-				if !told[p.CallID] {
-					told[p.CallID] = true
-					waiting(p)
+			var ps []Pending
+			if v, err := c.QueryWorkflow(ctx, id, "", QueryWaiting); err == nil && v.Get(&ps) == nil {
+				for _, p := range ps {
+					if !told[p.CallID] {
+						told[p.CallID] = true
+						waiting(id, p)
+					}
 				}
 			}
 		}
+		follows = slices.DeleteFunc(follows, func(id string) bool { return !running[id] })
 	}
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
@@ -143,7 +164,7 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 		case <-t.C:
 			poll()
 		case <-idleTimer.C:
-			if seen == 0 {
+			if len(shown) == 0 {
 				idle()
 			}
 		}
@@ -152,7 +173,11 @@ func follow(ctx context.Context, c client.Client, wr client.WorkflowRun, events 
 
 // newRunInput reads the run's files and resolves what the workflow needs from the submitter.
 func newRunInput(f *cmdutil.Factory, req cmdutil.EngineRun, shared bool) (RunInput, error) {
-	in := RunInput{RunID: uuid.NewString(), File: req.Workflow.Path, Files: map[string][]byte{}, Inputs: req.Inputs,
+	set, err := loadSettings(f)
+	if err != nil {
+		return RunInput{}, err
+	}
+	in := RunInput{HeartbeatTimeout: set.HeartbeatTimeout, PinnedWait: set.PinnedWait, ContinueAfter: set.ContinueAfter, RunID: uuid.NewString(), File: req.Workflow.Path, Files: map[string][]byte{}, Inputs: req.Inputs,
 		WorkDir: req.WorkDir, Environ: publicEnv(f.Environ), SharedWorkspace: shared, Stats: map[string]Stat{},
 		Provider: req.Runner.Provider, Model: req.Runner.Model, Replay: req.Runner.Replay, Record: req.Runner.Record,
 		Approve: f.Flags.Approve, Yes: f.Flags.Yes, NonInteractive: f.Flags.NonInteractive}

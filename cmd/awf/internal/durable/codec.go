@@ -2,7 +2,6 @@ package durable
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,8 +38,7 @@ func (c casCodec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, err
 		if err != nil {
 			return nil, fmt.Errorf("encode payload: %w", err)
 		}
-		sum := sha256.Sum256(b)
-		name := hex.EncodeToString(sum[:])
+		name := digest(b)
 		if err := c.put(name, b); err != nil {
 			return nil, err
 		}
@@ -61,7 +59,11 @@ func (c casCodec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, err
 		if len(name) != sha256.Size*2 {
 			return nil, fmt.Errorf("payload reference %q: not a SHA-256", name)
 		}
-		b, err := os.ReadFile(filepath.Join(c.dir, name))
+		path := filepath.Join(c.dir, name)
+		b, err := os.ReadFile(path)
+		if err == nil {
+			touch(path) // in use: kept by the retention sweep (see sweep)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("payload %s: %w (is AWF_TEMPORAL_STORE shared by every worker?)", name, err)
 		}
@@ -74,10 +76,12 @@ func (c casCodec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, err
 	return out, nil
 }
 
-// put writes b under name once, atomically.
+// put writes b under name once, atomically. A payload already there is touched instead: in
+// use again, the retention sweep keeps it (one that the sweep has just taken away is
+// written again).
 func (c casCodec) put(name string, b []byte) error {
 	path := filepath.Join(c.dir, name)
-	if _, err := os.Stat(path); err == nil {
+	if touch(path) == nil {
 		return nil
 	}
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
@@ -114,11 +118,16 @@ func storeDir(f *cmdutil.Factory) string {
 	return filepath.Join(filepath.Dir(cfg.StateDir), "payloads")
 }
 
-// dataConverter is the SDK's JSON converter behind the content-addressed store.
-func dataConverter(f *cmdutil.Factory) converter.DataConverter {
+// payloadDir is storeDir made absolute (workers and submitters may change directory).
+func payloadDir(f *cmdutil.Factory) string {
 	dir, err := filepath.Abs(storeDir(f))
 	if err != nil {
-		dir = storeDir(f)
+		return storeDir(f)
 	}
-	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), casCodec{dir: dir})
+	return dir
+}
+
+// dataConverter is the SDK's JSON converter behind the content-addressed store.
+func dataConverter(f *cmdutil.Factory) converter.DataConverter {
+	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), casCodec{dir: payloadDir(f)})
 }

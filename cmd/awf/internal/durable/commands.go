@@ -62,12 +62,21 @@ local run: policy, approval, sandbox and this worker's audit log. Stop it with C
 // queue of its host (activities of the runs the host's workers claimed) until ctx ends. A
 // worker restarted on the same host takes its runs back.
 func runWorker(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, host string) error {
+	set, err := loadSettings(f)
+	if err != nil {
+		return err
+	}
 	c, err := dial(f, &srv)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	f.Approver = func() ports.Approver { return &Approver{} }
+	go sweeper(ctx, payloadDir(f), set.PayloadRetention, func(removed int, err error) {
+		if err != nil || removed > 0 {
+			f.Log().Info("payload store swept", "removed", removed, "retention", set.PayloadRetention, "err", err)
+		}
+	})
 	own := srv.TaskQueue + "@" + host
 	acts := NewActivities(f, own)
 	common := worker.New(c, srv.TaskQueue, worker.Options{})

@@ -237,6 +237,7 @@ func (a *Activities) request(in TurnInput) (ports.ChatRequest, error) {
 			if b, err = os.ReadFile(filepath.Join(dir, d)); err != nil {
 				return fault.Wrap(fault.System, fmt.Errorf("model turn: %w (is AWF_TEMPORAL_STORE shared by every worker?)", err))
 			}
+			_ = touch(filepath.Join(dir, d)) // in use: kept by the retention sweep
 		}
 		if err := json.Unmarshal(b, v); err != nil {
 			return fault.Wrap(fault.System, fmt.Errorf("model turn: blob %s: %w", d, err))

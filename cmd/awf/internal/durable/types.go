@@ -70,6 +70,13 @@ type RunInput struct {
 	Provider, Model, Replay, Record string
 	Approve, NonInteractive         string
 	Yes                             bool
+	// HeartbeatTimeout and PinnedWait time the run's activities, ContinueAfter bounds the
+	// history of one of its executions (Settings; zero: the defaults).
+	HeartbeatTimeout, PinnedWait time.Duration
+	ContinueAfter                int
+	// Continued is what the run's previous execution carried over (continue-as-new), nil in
+	// its first.
+	Continued *Continuation
 }
 
 // RunResult is a finished run: its final state and, when it failed, its error and kind (the
@@ -80,6 +87,8 @@ type RunResult struct {
 	Children []*state.RunState
 	Error    string
 	Kind     fault.Kind
+	// Events are the progress events of a sub-workflow's run, for its parent to show.
+	Events []Event
 }
 
 // Err is the run's error as the runner returned it, classified.

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,15 +28,10 @@ import (
 	"github.com/awf-dev/awf/internal/infrastructure/templater"
 )
 
-// Activity timing. A worker heartbeats every HeartbeatEvery; one silent for heartbeatTimeout
-// is lost, and its activity goes to another worker (shared workspace) or fails the run.
+// Activity timing (see also settings.go).
 const (
-	heartbeatTimeout = 5 * time.Second
-	HeartbeatEvery   = time.Second
 	// defaultActivityTimeout bounds a step or call that sets no timeout of its own.
 	defaultActivityTimeout = 24 * time.Hour
-	// pinnedQueueWait is how long an activity of a host-pinned run waits for its worker.
-	pinnedQueueWait = 30 * time.Second
 	// defaultApprovalWait is the durable wait of a call when the workflow sets no
 	// approval.timeout; a timeout is a denial.
 	defaultApprovalWait = 24 * time.Hour
@@ -47,7 +43,10 @@ func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
 	if err := x.register(wctx); err != nil {
 		return RunResult{}, err
 	}
-	if in.Queue != "" {
+	x.restore(in.Continued)
+	if in.Continued != nil {
+		// The run's workspace was claimed by its first execution (x.queue, restored).
+	} else if in.Queue != "" {
 		x.queue = in.Queue // a sub-workflow's run stays where its parent's workspace is
 	} else if !in.SharedWorkspace {
 		if err := x.claim(wctx); err != nil {
@@ -66,13 +65,22 @@ func Run(wctx workflow.Context, in RunInput) (RunResult, error) {
 		NewID: x.newID, Environ: in.Environ, Stat: x.stat, Log: nil,
 		Sleep: func(ctx context.Context, d time.Duration) error { return workflow.Sleep(wctxOf(ctx), d) },
 		Fork:  fork, WithTimeout: withTimeout, SubRun: x.subRun,
+		Pause: func() bool { return x.pause(wctx) },
 	})
 	if err != nil {
 		return RunResult{}, err
 	}
-	st, err := r.Run(ctx, runner.Request{ID: in.RunID, Workflow: res.Workflow, Inputs: in.Inputs,
-		WorkDir: in.WorkDir, Sources: in.Sources, Parent: in.Parent, Lineage: in.Lineage})
-	out := RunResult{State: st, Children: x.store.children(in.RunID)}
+	var st *state.RunState
+	if c := in.Continued; c != nil && c.State != nil {
+		st, err = r.Continue(ctx, c.State, res.Workflow, in.Lineage)
+	} else {
+		st, err = r.Run(ctx, runner.Request{ID: in.RunID, Workflow: res.Workflow, Inputs: in.Inputs,
+			WorkDir: in.WorkDir, Sources: in.Sources, Parent: in.Parent, Lineage: in.Lineage})
+	}
+	if errors.Is(err, runner.ErrPaused) {
+		return RunResult{}, x.continueAsNew(wctx, st)
+	}
+	out := RunResult{State: st, Children: x.store.children(in.RunID), Events: x.resultEvents()}
 	if err != nil {
 		out.Error, out.Kind = err.Error(), fault.KindOf(err)
 	}
@@ -88,8 +96,11 @@ type execution struct {
 	store *memStore
 	ids   int
 
-	mu        sync.Mutex // guards events only; workflow code is single-threaded otherwise
-	events    []ports.Event
+	mu        sync.Mutex // guards events and running; workflow code is single-threaded otherwise
+	events    []Event
+	base      int             // the index of events[0] over the run's executions
+	seq       map[string]int  // the next Seq of each run's events
+	running   map[string]bool // child runs in progress (sub-workflow steps), for the events query
 	waiting   map[string]Pending
 	decisions map[string]Decision
 	signals   workflow.ReceiveChannel
@@ -110,6 +121,8 @@ func newExecution(wctx workflow.Context, in RunInput) *execution {
 		store:     &memStore{runs: map[string]*state.RunState{}},
 		waiting:   map[string]Pending{},
 		decisions: map[string]Decision{},
+		seq:       map[string]int{},
+		running:   map[string]bool{},
 		signals:   workflow.GetSignalChannel(wctx, SignalDecision),
 	}
 }
@@ -122,13 +135,8 @@ func (x *execution) register(wctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(wctx, QueryEvents, func(from int) ([]ports.Event, error) {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		if from < 0 || from > len(x.events) {
-			from = len(x.events)
-		}
-		return slices.Clone(x.events[from:]), nil
+	if err := workflow.SetQueryHandler(wctx, QueryEvents, func(from int) (EventPage, error) {
+		return x.eventsFrom(from), nil
 	}); err != nil {
 		return err
 	}
@@ -153,10 +161,18 @@ func (x *execution) subRun(ctx context.Context, req runner.Request) (*state.RunS
 	in := x.in
 	in.RunID, in.File, in.Inputs, in.Sources = req.ID, req.Workflow.Path, req.Inputs, nil
 	in.Parent, in.Lineage, in.Queue = req.Parent, req.Lineage, x.queue
+	in.Continued = nil // the parent's, when it continued as new
 	wctx := wctxOf(ctx)
 	cctx := workflow.WithChildOptions(wctx, workflow.ChildWorkflowOptions{WorkflowID: req.ID})
 	var res RunResult
-	if err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in).Get(wctx, &res); err != nil {
+	x.mu.Lock()
+	x.running[req.ID] = true
+	x.mu.Unlock()
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, in).Get(wctx, &res)
+	x.mu.Lock()
+	delete(x.running, req.ID)
+	x.mu.Unlock()
+	if err != nil {
 		return nil, fault.New(fault.System, "sub-workflow run %s: %v", req.ID, err)
 	}
 	for _, st := range append(res.Children, res.State) {
@@ -164,13 +180,15 @@ func (x *execution) subRun(ctx context.Context, req runner.Request) (*state.RunS
 			x.store.runs[st.ID] = st
 		}
 	}
+	x.merge(res.Events)
 	return res.State, res.Err()
 }
 
 // Emit records a progress event for the events query.
 func (x *execution) Emit(ev ports.Event) {
 	x.mu.Lock()
-	x.events = append(x.events, ev)
+	x.events = append(x.events, Event{Event: ev, Seq: x.seq[ev.RunID]})
+	x.seq[ev.RunID]++
 	x.mu.Unlock()
 }
 
@@ -278,12 +296,12 @@ func (x *execution) activity(ctx context.Context, fallback time.Duration) workfl
 	}
 	opts := workflow.ActivityOptions{
 		TaskQueue:           x.queue,
-		StartToCloseTimeout: timeout + heartbeatTimeout,
-		HeartbeatTimeout:    heartbeatTimeout,
+		StartToCloseTimeout: timeout + x.heartbeatTimeout(),
+		HeartbeatTimeout:    x.heartbeatTimeout(),
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 5},
 	}
 	if x.queue != "" {
-		opts.ScheduleToStartTimeout = pinnedQueueWait
+		opts.ScheduleToStartTimeout = cmp.Or(x.in.PinnedWait, defaultPinnedWait)
 		opts.RetryPolicy.MaximumAttempts = 1
 	}
 	return workflow.WithActivityOptions(wctxOf(ctx), opts)
