@@ -379,10 +379,14 @@ output: "{{states.work.output}}"
 `)
 	e.startWorker(addr)
 	start := time.Now()
-	res := e.runJSON(0, "run", "long.yaml", "--engine", "temporal", "--temporal", addr)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Minute)
+	defer cancel()
+	args := []string{"run", "long.yaml", "--engine", "temporal", "--temporal", addr, "--output", "json", "--quiet"}
+	r := e.capture(e.cmd(ctx, args...), args)
 	took := time.Since(start)
-	if res.Status != "completed" || res.Output != "Done." {
-		t.Fatalf("run: %+v", res)
+	var res runResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 0 || res.Status != "completed" || res.Output != "Done." {
+		t.Fatalf("run: exit %d, %v\n%s\n%s", r.code, err, r.stdout, r.stderr)
 	}
 	st := e.state(res.RunID).States["work"]
 	if len(st.ToolCalls) != turns || len(st.ToolCalls[turns-1].Result.Output) != 102400 || len(st.Turns) != turns+1 {
@@ -402,6 +406,12 @@ output: "{{states.work.output}}"
 		t.Fatalf("describe: %v\n%s", err, out)
 	}
 	store, _ := exec.Command("du", "-sk", filepath.Join(e.dir, ".awf", "payloads")).Output()
-	t.Logf("%d model turns, %d calls of 100 KB: %s on the temporal engine; history %s events, %s bytes; payload store %s KB",
-		turns+1, turns, took.Round(time.Second), d.WorkflowExecutionInfo.HistoryLength, d.WorkflowExecutionInfo.HistorySizeBytes, strings.Fields(string(store))[0])
+	start = time.Now()
+	local := e.capture(e.cmd(ctx, args[:2]...), args[:2])
+	if local.code != 0 {
+		t.Fatalf("local run: exit %d\n%s", local.code, local.stderr)
+	}
+	t.Logf("%d model turns, %d calls of 100 KB: %s on the temporal engine (%s locally); history %s events, %s bytes; payload store %s KB",
+		turns+1, turns, took.Round(time.Second), time.Since(start).Round(time.Second), d.WorkflowExecutionInfo.HistoryLength,
+		d.WorkflowExecutionInfo.HistorySizeBytes, strings.Fields(string(store))[0])
 }
