@@ -600,9 +600,10 @@ func TestTemporalProgramMissing(t *testing.T) {
 }
 
 // TestTemporalWorkerLostInAgentStep: the worker running an agent step is killed (-9) while a
-// call that is not idempotent runs, after two calls completed; the other worker takes the step
-// over from its journal: the completed calls are not run again, the one in flight is recorded
-// as interrupted and goes back to the model as an error, as a local resume does.
+// call that is not idempotent runs, after two calls completed; the other worker continues the
+// step (its loop is in the workflow, each call an activity): the completed calls are not run
+// again, the one in flight is recorded as interrupted and goes back to the model as an error,
+// as a local resume does.
 func TestTemporalWorkerLostInAgentStep(t *testing.T) {
 	addr := startTemporal(t)
 	e := agentEnv(t, "resume.yaml", "resume.cassette.yaml")
@@ -631,7 +632,8 @@ func TestTemporalWorkerLostInAgentStep(t *testing.T) {
 		t.Errorf("calls.log = %q, want each completed call once and the interrupted one not again", b)
 	}
 	calls := e.state(res.RunID).States["work"].ToolCalls
-	if len(calls) != 3 || calls[2].Recovery == nil || calls[2].Result == nil || calls[2].Result.Success {
+	if len(calls) != 3 || calls[2].Recovery == nil || calls[2].Recovery.Decision != state.RecoveryUnknown ||
+		calls[2].Outcome != state.OutcomeUnknown || calls[2].Result == nil || calls[2].Result.Success {
 		t.Errorf("tool calls = %+v, want the slow call settled as interrupted (result %+v)\n%s", calls, calls[len(calls)-1].Result, stderr.String())
 	}
 }

@@ -90,12 +90,48 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{Err: failure(rt.err)}, nil
 	}
 	info, err := describe(ctx, rt.tools.Registry, in.Req)
+	// What the tool's check needs of the call, recorded with it as a local run records it
+	// (tool.Checker: it depends on the call alone, so a worker taking over computes it again).
+	var intent map[string]any
+	chk := info.Checker
+	if chk != nil && !chk.Checks() {
+		chk = nil
+	}
+	inv := tool.Invocation{ID: in.Req.CallID, Args: in.Req.Args, Scope: in.Req.Scope}
+	if chk != nil {
+		intent = chk.Intent(ctx, inv)
+	}
 	var rcv *state.Recovery
 	if activity.GetInfo(ctx).Attempt > 1 {
-		if err != nil || !info.Annotations.Idempotent {
-			return a.interrupted(ctx, rt, in.Req)
+		// A lost worker left the call in flight: settled as a local resume settles it with
+		// nobody to ask (its check, else run again if idempotent, else outcome unknown).
+		unsure := ""
+		if chk != nil {
+			check := chk.Check(ctx, inv, intent)
+			switch check.Verdict {
+			case tool.VerdictDone:
+				r := state.Recovery{Decision: state.RecoveryDone, By: state.RecoveredByCheck, Detail: check.Detail}
+				res := tool.Result{Status: tool.StatusOK, Approval: r.By,
+					Output: "This call was running when its worker was lost; it took effect (" + r.By + ": " + check.Detail + ")."}
+				if err := a.auditRecovery(ctx, rt, in.Req, r, ports.OutcomeOK, ""); err != nil {
+					return ToolOutput{Err: failure(err)}, nil
+				}
+				return ToolOutput{Result: res, Recovery: &r, Intent: intent}, nil
+			case tool.VerdictNotDone:
+				rcv = &state.Recovery{Decision: state.RecoveryRerun, By: state.RecoveredByCheck, Detail: check.Detail}
+			default:
+				unsure = "its check could not tell: " + check.Detail
+			}
 		}
-		rcv = &state.Recovery{Decision: state.RecoveryRerun, By: state.RecoveredByIdempotent, Detail: "the worker running it was lost"}
+		if rcv == nil && (err != nil || !info.Annotations.Idempotent) {
+			return a.interrupted(ctx, rt, in.Req, unsure)
+		}
+		if rcv == nil {
+			rcv = &state.Recovery{Decision: state.RecoveryRerun, By: state.RecoveredByIdempotent, Detail: joinDetail("the worker running it was lost", unsure)}
+		}
+		if err := a.auditRecovery(ctx, rt, in.Req, *rcv, ports.OutcomeUnknown, "interrupted: the worker running this call was lost; it runs again"); err != nil {
+			return ToolOutput{Err: failure(err)}, nil
+		}
 	}
 	// --non-interactive given to awf run: nothing waits for a person, as in a local run.
 	noWait := in.Run.NonInteractive != ""
@@ -108,24 +144,42 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	if g := in.Grant; g != nil && !g.Allow && g.Reason != "" && res.Denied {
 		res.Error += "; " + g.By + " said: " + g.Reason
 	}
-	return ToolOutput{Result: res, Err: failure(err), Recovery: rcv}, nil
+	return ToolOutput{Result: res, Err: failure(err), Recovery: rcv, Intent: intent}, nil
 }
 
-// interrupted settles a call a lost worker left in flight whose tool is not idempotent, as
-// a local resume settles it with nobody to ask: not run again, its outcome unknown, an error
-// for the model, and an audit record closing the started one.
-func (a *Activities) interrupted(ctx context.Context, rt *runTools, req ports.ToolRequest) (ToolOutput, error) {
+// interrupted settles a call a lost worker left in flight whose tool is not idempotent and
+// whose check (if any) could not tell, as a local resume settles it with nobody to ask: not
+// run again, its outcome unknown, an error for the model, and an audit record closing the
+// started one.
+func (a *Activities) interrupted(ctx context.Context, rt *runTools, req ports.ToolRequest, unsure string) (ToolOutput, error) {
 	r := state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive,
-		Detail: "the worker running it was lost; the tool is not idempotent, so it is not run again"}
+		Detail: joinDetail("the worker running it was lost; the tool is not idempotent, so it is not run again", unsure)}
 	msg := fmt.Sprintf("interrupted: the worker running this call was lost; tool %q is not idempotent, so it is not run again", req.Name)
-	if rt.tools.Audit != nil {
-		err := rt.tools.Audit.Record(ctx, ports.AuditRecord{Time: time.Now(), RunID: req.RunID, Step: req.Step, CallID: req.CallID,
-			Tool: req.Name, Outcome: ports.OutcomeUnknown, Error: msg, Recovery: &r})
-		if err != nil {
-			return ToolOutput{Err: failure(fault.Wrap(fault.System, fmt.Errorf("audit the recovery of call %s: %w", req.CallID, err)))}, nil
-		}
+	if err := a.auditRecovery(ctx, rt, req, r, ports.OutcomeUnknown, msg); err != nil {
+		return ToolOutput{Err: failure(err)}, nil
 	}
 	return ToolOutput{Result: tool.Result{Status: tool.StatusError, Error: msg}, Recovery: &r}, nil
+}
+
+// auditRecovery writes the audit record that closes the started record of a call a lost
+// worker cut off, with what was decided about it (as a local resume's).
+func (a *Activities) auditRecovery(ctx context.Context, rt *runTools, req ports.ToolRequest, r state.Recovery, outcome, msg string) error {
+	if rt.tools.Audit == nil {
+		return nil
+	}
+	err := rt.tools.Audit.Record(ctx, ports.AuditRecord{Time: time.Now(), RunID: req.RunID, Step: req.Step, CallID: req.CallID,
+		Tool: req.Name, Outcome: outcome, Error: msg, Recovery: &r})
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("audit the recovery of call %s: %w", req.CallID, err))
+	}
+	return nil
+}
+
+func joinDetail(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
 }
 
 // Agent runs one attempt of an agent step with the run's agent loop. The step's record is

@@ -57,7 +57,7 @@ func (p agentPort) Execute(ctx context.Context, sc runner.StepContext) (runner.S
 	sc.Save = func(ctx context.Context, mutate func(*state.StepState)) error {
 		return save(ctx, func(s *state.StepState) {
 			mutate(s)
-			x.settleRecovered(s)
+			x.settleRecords(s)
 		})
 	}
 	return ex.Execute(ctx, sc)
@@ -106,34 +106,43 @@ func (x *execution) readFile(ctx context.Context) func(string) ([]byte, error) {
 	}
 }
 
-// recovered remembers what a worker decided about a call a lost worker left in flight, for
-// the call's record (settleRecovered).
-func (x *execution) recovered(callID string, r state.Recovery) {
-	if x.recoveries == nil {
-		x.recoveries = map[string]state.Recovery{}
+// settled remembers, for the call's record (settleRecords), what the worker that ran it
+// computed for the tool's check and what it decided about a call a lost worker left in
+// flight.
+func (x *execution) settled(callID string, out ToolOutput) {
+	if out.Recovery == nil && out.Intent == nil {
+		return
 	}
-	x.recoveries[callID] = r
+	if x.settles == nil {
+		x.settles = map[string]ToolOutput{}
+	}
+	x.settles[callID] = ToolOutput{Recovery: out.Recovery, Intent: out.Intent}
 }
 
-// settleRecovered writes the recovery decisions into the records of the calls they are
-// about, once those have their result: the record says, as a local resume's does, that the
-// call was cut off and what was done about it.
-func (x *execution) settleRecovered(s *state.StepState) {
-	if len(x.recoveries) == 0 {
+// settleRecords writes into the records of an agent step's calls, once they have their
+// result, what the worker reported beside it: the intent (as a local run records it before
+// the call runs) and the recovery decision (as a local resume records it).
+func (x *execution) settleRecords(s *state.StepState) {
+	if len(x.settles) == 0 {
 		return
 	}
 	for i := range s.ToolCalls {
 		c := &s.ToolCalls[i]
-		r, ok := x.recoveries[c.ID]
+		out, ok := x.settles[c.ID]
 		if !ok || c.Result == nil {
 			continue
 		}
-		rc := r
-		c.Recovery = &rc
-		if r.Decision == state.RecoveryUnknown || r.Decision == state.RecoverySkip {
-			c.Outcome = state.OutcomeUnknown
+		if out.Intent != nil {
+			c.Intent = out.Intent
 		}
-		delete(x.recoveries, c.ID)
+		if r := out.Recovery; r != nil {
+			rc := *r
+			c.Recovery = &rc
+			if r.Decision == state.RecoveryUnknown || r.Decision == state.RecoverySkip {
+				c.Outcome = state.OutcomeUnknown
+			}
+		}
+		delete(x.settles, c.ID)
 	}
 }
 

@@ -27,12 +27,12 @@ const (
 )
 
 // agentSteps is what a workflow execution keeps for the agent loops it runs: the blobs of
-// model requests already in the payload store, the model turns of each step so far, and the
-// recovery decisions on calls not yet recorded.
+// model requests already in the payload store, the model turns of each step so far, and what
+// workers reported beside calls' results not yet in their records (see settleRecords).
 type agentSteps struct {
-	sent       map[string]bool
-	turns      map[string]int
-	recoveries map[string]state.Recovery
+	sent    map[string]bool
+	turns   map[string]int
+	settles map[string]ToolOutput
 }
 
 // ModelRef is what a worker needs to resolve an agent step's provider (ports.ProviderRef

@@ -158,6 +158,8 @@ type ToolOutput struct {
 	Pending *Pending
 	// Recovery is what the worker decided about a call a lost worker left in flight.
 	Recovery *state.Recovery
+	// Intent is what the tool's check needs of the call, for its record (tool.Checker).
+	Intent map[string]any
 }
 
 // AgentInput is one attempt of an agent step.

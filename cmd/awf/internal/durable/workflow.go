@@ -352,9 +352,7 @@ func (p toolPort) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Resul
 		if err := workflow.ExecuteActivity(wctx, ActivityTool, in).Get(wctx, &out); err != nil {
 			return tool.Result{}, activityError(ctx, "tool "+req.Name, err)
 		}
-		if out.Recovery != nil {
-			p.x.recovered(req.CallID, *out.Recovery)
-		}
+		p.x.settled(req.CallID, out)
 		if out.Pending == nil {
 			return out.Result, out.Err.err()
 		}
