@@ -124,3 +124,29 @@ func TestAgentStepInWorkflow(t *testing.T) {
 		t.Errorf("the call a lost worker cut off = %+v, want its recovery recorded", c)
 	}
 }
+
+// TestModelTurnRefusesBadBlobs: a model turn whose blobs do not have their digest, or whose
+// references are not digests (a path, say), fails without touching the store outside it.
+func TestModelTurnRefusesBadBlobs(t *testing.T) {
+	a := &Activities{store: t.TempDir()}
+	for name, in := range map[string]TurnInput{
+		"wrong digest": {Messages: []string{blobDigest([]byte(`{}`))}, Blobs: map[string]json.RawMessage{blobDigest([]byte(`{}`)): []byte(`{"role":"user"}`)}},
+		"path":         {Messages: []string{"../../../../../../../../../../../../../../../../../../../etc/passwd"}},
+		"not hex":      {Messages: []string{"zz" + blobDigest(nil)[2:]}},
+		"missing":      {Messages: []string{blobDigest([]byte("nobody stored this"))}},
+	} {
+		if _, err := a.request(in); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	good := []byte(`{"role":"user","content":"hi"}`)
+	req, err := a.request(TurnInput{Messages: []string{blobDigest(good)}, Blobs: map[string]json.RawMessage{blobDigest(good): good}})
+	if err != nil || len(req.Messages) != 1 || req.Messages[0].Content != "hi" {
+		t.Fatalf("request = %+v, %v", req, err)
+	}
+	// Stored: a later turn names it only.
+	req, err = a.request(TurnInput{Messages: []string{blobDigest(good)}})
+	if err != nil || req.Messages[0].Content != "hi" {
+		t.Fatalf("later request = %+v, %v", req, err)
+	}
+}

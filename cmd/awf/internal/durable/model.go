@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -230,7 +231,7 @@ func (a *Activities) request(in TurnInput) (ports.ChatRequest, error) {
 	read := func(d string, v any) error {
 		b, ok := in.Blobs[d]
 		if !ok {
-			if len(d) != 64 {
+			if _, err := hex.DecodeString(d); err != nil || len(d) != 64 {
 				return fault.New(fault.System, "model turn: blob reference %q is not a SHA-256", d)
 			}
 			var err error
