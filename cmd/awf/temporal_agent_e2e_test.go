@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -320,7 +321,11 @@ func (m longModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ToolCallID string `json:"tool_call_id"`
 		} `json:"messages"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Messages) == 0 {
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil || len(req.Messages) == 0 {
 		http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, http.StatusBadRequest)
 		return
 	}
@@ -334,7 +339,11 @@ func (m longModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msg, finish = `{"role":"assistant","content":"Done."}`, "stop"
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1767225600,"model":"long","choices":[{"index":0,"message":%s,"finish_reason":"%s"}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`, k, msg, finish)
+	// Tokens as a model counts them, about 4 bytes each: the loop keeps its context window by
+	// them.
+	prompt := len(body) / 4
+	fmt.Fprintf(w, `{"id":"c%d","object":"chat.completion","created":1767225600,"model":"long","choices":[{"index":0,"message":%s,"finish_reason":"%s"}],"usage":{"prompt_tokens":%d,"completion_tokens":5,"total_tokens":%d}}`,
+		k, msg, finish, prompt, prompt+5)
 }
 
 // TestTemporalAgentLongRun (opt-in: AWF_TEMPORAL_BENCH=1, a few minutes): an agent step of

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -187,7 +188,7 @@ func (m modelSource) Provider(ctx context.Context, ref ports.ProviderRef) (ports
 	if err := out.Err.err(); err != nil {
 		return ports.ResolvedProvider{}, err
 	}
-	return ports.ResolvedProvider{Provider: modelPort{x: m.x, ref: mref}, Name: out.Name, Model: out.Model,
+	return ports.ResolvedProvider{Provider: &modelPort{x: m.x, ref: mref}, Name: out.Name, Model: out.Model,
 		Options: out.Options, Endpoint: out.Endpoint, Cassette: out.Cassette, Handoff: out.Handoff}, nil
 }
 
@@ -199,9 +200,14 @@ func (m modelSource) Provider(ctx context.Context, ref ports.ProviderRef) (ports
 type modelPort struct {
 	x   *execution
 	ref ModelRef
+	// prev and digests are the messages of the last request and their digests: a request
+	// repeats the last one's messages and adds some, so only the new ones are encoded and
+	// digested (a message compares equal to itself at the cost of a few pointer compares).
+	prev    []state.Message
+	digests []string
 }
 
-func (m modelPort) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
+func (m *modelPort) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatResponse, error) {
 	x := m.x
 	ctx, err := withinDeadline(ctx, "model turn of step "+m.ref.Step)
 	if err != nil {
@@ -225,13 +231,22 @@ func (m modelPort) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatR
 		}
 		return d, nil
 	}
-	for _, msg := range req.Messages {
+	for i, msg := range req.Messages {
+		if i < len(m.prev) && sameMessage(m.prev[i], msg) {
+			if d := m.digests[i]; !x.sent[d] {
+				b, _ := json.Marshal(msg)
+				in.Blobs[d] = b
+			}
+			in.Messages = append(in.Messages, m.digests[i])
+			continue
+		}
 		d, err := add(msg)
 		if err != nil {
 			return ports.ChatResponse{}, err
 		}
 		in.Messages = append(in.Messages, d)
 	}
+	m.prev, m.digests = req.Messages, in.Messages
 	if len(req.Tools) > 0 {
 		d, err := add(req.Tools)
 		if err != nil {
@@ -248,6 +263,14 @@ func (m modelPort) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatR
 		x.sent[d] = true // stored by the worker that ran the turn
 	}
 	return out.Response, out.Err.err()
+}
+
+// sameMessage reports whether a and b are equal. Strings that share their bytes (a message
+// of the last request, carried over) compare without reading them.
+func sameMessage(a, b state.Message) bool {
+	return a.Role == b.Role && a.Content == b.Content && a.ContentFile == b.ContentFile && a.ContentSize == b.ContentSize &&
+		a.ToolCallID == b.ToolCallID && a.Name == b.Name && a.IsError == b.IsError &&
+		slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Thinking, b.Thinking)
 }
 
 // blobDigest names a message or a tool list in the payload store.
