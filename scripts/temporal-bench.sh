@@ -6,7 +6,9 @@
 #     runs made locally with the same parallelism;
 #   - one run of 50 shell steps: time per step (activity) on the engine and locally, and the
 #     size of its history;
-#   - one run of 20 steps printing 100 KB each: its history size (payloads kept outside).
+#   - one run of 20 steps printing 100 KB each: its history size (payloads kept outside);
+#   - one run of 600 shell steps with temporal_continue_after: 500: time per step, the number
+#     of executions it continued through and the size of each one's history.
 # Usage: scripts/temporal-bench.sh [BIN_DIR]   (default: builds bin/awf and bin/awf-temporal)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,3 +56,16 @@ echo "50-step run:          $(echo "scale=1; 1000 * ($t1 - $t0) / 50" | bc) ms/s
 id=$("$bin/awf" run --engine temporal big.yaml --detach); "$bin/awf" status --engine temporal "$id" --wait >/dev/null
 "$temporal" workflow show -w "$id" --address "$AWF_TEMPORAL" --output json >h2.json
 echo "20 steps x 100 KB:    history $(grep -c '"eventId"' h2.json) events, $(wc -c <h2.json) bytes of JSON; payload store $(du -sk .awf/payloads | cut -f1) KB"
+
+{ echo "name: cont"; echo "steps:"; for i in $(seq 600); do printf '  - name: c%d\n    type: shell\n    command: echo %d\n' "$i" "$i"; done; } >cont.yaml
+t0=$(now); id=$(AWF_TEMPORAL_CONTINUE_AFTER=500 "$bin/awf" run --engine temporal cont.yaml --detach)
+"$bin/awf" status --engine temporal "$id" --wait >/dev/null; t1=$(now)
+"$temporal" workflow list --address "$AWF_TEMPORAL" --query "WorkflowId='$id'" --output json >runs.json
+sizes=""
+# each execution names its run id more than once in the list (its own, the chain's): once each
+runs=$(grep -o '"runId": *"[^"]*"' runs.json | cut -d'"' -f4 | awk '!seen[$0]++')
+for run in $runs; do
+  "$temporal" workflow show -w "$id" -r "$run" --address "$AWF_TEMPORAL" --output json >h3.json
+  sizes="$sizes $(grep -c '"eventId"' h3.json)/$(( $(wc -c <h3.json) / 1024 ))K"
+done
+echo "600 steps, continue after 500 events: $(echo "scale=1; 1000 * ($t1 - $t0) / 600" | bc) ms/step; $(echo "$runs" | wc -l) executions, events/JSON size of each:$sizes"

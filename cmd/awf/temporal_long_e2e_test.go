@@ -10,9 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/awf-dev/awf/internal/infrastructure/process"
 )
 
 // longWorkflow is a run long enough to continue as new several times with
@@ -191,5 +195,157 @@ func recordHistories(t *testing.T, addr, id string, runs []string, workDir, dir 
 	}
 	if err := os.CopyFS(filepath.Join(dir, "payloads"), os.DirFS(filepath.Join(workDir, ".awf", "payloads"))); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// layersProbe prints what the sandbox of a tool call enforces, then waits for the file go.
+const layersProbe = `name: layers
+steps:
+  - name: probe
+    type: tool
+    tool: shell
+    args:
+      command: 'grep -E "^(Uid|NoNewPrivs|Seccomp):" /proc/self/status; echo pid $$; while [ ! -f go ]; do sleep 0.05; done'
+output: "{{states.probe.output}}"
+`
+
+// TestTemporalWorkerSandboxHelper: a worker's sandboxed tool calls re-run awf (beside
+// awf-temporal), not awf-temporal, as their helper, and the call runs under every layer a
+// local run's call has (the same uid, no-new-privs, seccomp filter and pid namespace).
+func TestTemporalWorkerSandboxHelper(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the layers and the worker's processes from /proc")
+	}
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("layers.yaml", layersProbe)
+	e.write("go", "")
+	local := e.runJSON(0, "run", "layers.yaml", "--yes")
+	if !strings.Contains(local.Output, "Seccomp:") {
+		t.Fatalf("local probe: %q", local.Output)
+	}
+	if err := os.Remove(filepath.Join(e.dir, "go")); err != nil {
+		t.Fatal(err)
+	}
+	w := e.startWorker(addr)
+	if !strings.Contains(w.log.String(), "sandbox helper: "+awfBin) {
+		t.Errorf("the worker does not use %s as its helper:\n%s", awfBin, w.log.String())
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	client := e.cmd(ctx, "run", "layers.yaml", "--yes", "--engine", "temporal", "--temporal", addr, "--output", "json")
+	var stdout, stderr lockedBuffer
+	client.Stdout, client.Stderr = &stdout, &stderr
+	if err := client.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var helpers []string
+	for range 1200 { // until the call's helper runs (the call waits for go)
+		if helpers = helperPrograms(w.cmd.Process.Pid); len(helpers) > 0 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.write("go", "")
+	if err := client.Wait(); err != nil {
+		t.Fatalf("awf run: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if len(helpers) == 0 {
+		t.Fatal("no helper process under the worker while the call ran")
+	}
+	for _, h := range helpers {
+		if h != awfBin {
+			t.Errorf("a helper of the worker runs %s, want %s", h, awfBin)
+		}
+	}
+	var res runResult
+	if err := json.Unmarshal([]byte(stdout.String()), &res); err != nil {
+		t.Fatalf("run result %q: %v", stdout.String(), err)
+	}
+	if res.Output != local.Output {
+		t.Errorf("the worker's call ran under\n%s\nthe local call under\n%s", res.Output, local.Output)
+	}
+}
+
+// helperPrograms lists argv[0] of the sandbox helpers (process.HelperArg) among the
+// descendants of pid.
+func helperPrograms(pid int) []string {
+	entries, _ := os.ReadDir("/proc")
+	children := map[int][]int{}
+	cmdlines := map[int][]string{}
+	for _, ent := range entries {
+		p, err := strconv.Atoi(ent.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its closing paren.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		children[ppid] = append(children[ppid], p)
+		cmd, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
+		cmdlines[p] = strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
+	}
+	var out []string
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			queue = append(queue, c)
+			if args := cmdlines[c]; len(args) > 1 && args[1] == process.HelperArg {
+				out = append(out, args[0])
+			}
+		}
+	}
+	return out
+}
+
+// TestTemporalPayloadRetention: a worker started with temporal_payload_retention sweeps the
+// payload store: the payloads of a finished run that nobody wrote or read for longer are
+// removed, and a later run whose output is the same payload (content-addressed, shared)
+// writes it again and completes.
+func TestTemporalPayloadRetention(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("big.yaml", "name: big\nsteps:\n  - name: out\n    type: shell\n    command: head -c 40000 /dev/zero | tr '\\0' x\noutput: \"{{states.out.output}}\"\n")
+	first := e.startWorker(addr)
+	r := e.runJSON(0, "run", "big.yaml", "--engine", "temporal", "--temporal", addr)
+	store := filepath.Join(e.dir, ".awf", "payloads")
+	payloads := func() []string {
+		var names []string
+		_ = filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				names = append(names, p)
+			}
+			return nil
+		})
+		return names
+	}
+	old := payloads()
+	if len(old) == 0 || len(r.Output) != 40000 {
+		t.Fatalf("the run left no payloads (%d) or its output is %d bytes", len(old), len(r.Output))
+	}
+	long := time.Now().Add(-2 * time.Hour)
+	for _, p := range old {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first.kill()
+	e.write(".awf/config.yaml", "temporal_payload_retention: 1h\n")
+	e.startWorker(addr) // sweeps at start
+	for i := 0; len(payloads()) > 0; i++ {
+		if i == 200 {
+			t.Fatalf("payloads unused for 2 h are still there with a retention of 1 h: %v", payloads())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	again := e.runJSON(0, "run", "big.yaml", "--engine", "temporal", "--temporal", addr)
+	if again.Output != r.Output || len(payloads()) == 0 {
+		t.Errorf("the run after the sweep: output of %d bytes, %d payloads", len(again.Output), len(payloads()))
 	}
 }

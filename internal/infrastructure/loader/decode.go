@@ -37,6 +37,10 @@ type decoder struct {
 	depth    int
 	work     int
 	aborted  bool
+	// splitFrom and splitChunk are the sizes parseSplit uses; splitFrom 0: never split.
+	splitFrom, splitChunk int
+	// split is set when the file is read in parts (see parseSplit).
+	split *splitState
 }
 
 // anchorDef is one definition of an anchor; an alias refers to the last definition before it.
@@ -253,13 +257,21 @@ func (d *decoder) alias(path string, a *ast.AliasNode) (ast.Node, bool) {
 	if a.Start != nil && a.Start.Position != nil {
 		line, col = a.Start.Position.Line, a.Start.Position.Column
 	}
+	// The definitions are in source order except in a split file, whose chunks' anchors are
+	// collected after the rest's: the last one before the alias is the latest by position.
 	var found ast.Node
+	best := anchorDef{}
 	for _, def := range d.anchors[name] {
-		if def.line < line || (def.line == line && def.col < col) {
-			found = def.node
+		if (def.line < line || (def.line == line && def.col < col)) &&
+			(def.line > best.line || (def.line == best.line && def.col >= best.col)) {
+			found, best = def.node, def
 		}
 	}
 	if found == nil {
+		if d.split != nil {
+			// The hint names the anchors of the whole file, which only its whole parse knows.
+			d.split.failed = true
+		}
 		names := make([]string, 0, len(d.anchors))
 		for k := range d.anchors {
 			names = append(names, k)

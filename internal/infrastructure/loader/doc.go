@@ -10,6 +10,11 @@
 // the exact value by their field path. A problem the decoder already reported is not reported
 // again by Validate (a misspelt "promt" does not also give "needs a prompt").
 //
+// A file whose steps list is long (64 KB or more) is read in parts, the rest of the file then
+// the steps chunk by chunk (split.go), so that the parser's syntax tree of the whole file is
+// never held at once; the result and every problem are those of one parse, which is used
+// instead whenever the parts cannot be shown to give the same.
+//
 // # Keys
 //
 // Top level: name (required, [a-z0-9_-]+), version (text; a number such as 1.0 is kept as

@@ -20,10 +20,14 @@ import (
 var _ ports.WorkflowLoader = (*Loader)(nil)
 
 // Loader reads workflow files. It holds no state between calls and is safe for concurrent use.
-type Loader struct{}
+type Loader struct {
+	// splitFrom and splitChunk are the sizes from which, and in which, a steps list is read
+	// in parts (see parseSplit); tests set small ones, or splitFrom 0 to read files whole.
+	splitFrom, splitChunk int
+}
 
 // New returns a Loader.
-func New() *Loader { return &Loader{} }
+func New() *Loader { return &Loader{splitFrom: splitFrom, splitChunk: splitChunk} }
 
 // Load reads and validates the workflow file at path. A missing or unreadable file is a
 // fault.Usage error; a file that does not load or validate gives workflow.Problems (kind
@@ -42,15 +46,31 @@ func (l *Loader) Load(path string) (*workflow.Workflow, error) {
 // LoadBytes loads a workflow from data as if read from path: positions name path as given,
 // and the workflow's Path and Dir are made absolute from it. Errors are as for Load.
 func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error) {
+	wf, _, err := l.loadBytes(path, data)
+	return wf, err
+}
+
+// readMode says how loadBytes read a file, for tests: whole, in parts, or in parts then whole.
+type readMode int
+
+const (
+	readWhole readMode = iota
+	readSplit
+	readSplitThenWhole
+)
+
+func (l *Loader) loadBytes(path string, data []byte) (*workflow.Workflow, readMode, error) {
 	d := newDecoder(path, data)
-	root := d.parse(data)
-	var wf *workflow.Workflow
-	if root != nil {
-		d.collectAnchors(root, 0)
-		wf = d.decodeWorkflow(root)
-		if wf != nil && !d.aborted {
-			d.merge(wf.Validate(), wf.Pos)
-		}
+	d.splitFrom, d.splitChunk = l.splitFrom, l.splitChunk
+	mode := readWhole
+	wf, ok := d.load(data, true)
+	if d.split != nil {
+		mode = readSplit
+	}
+	if !ok {
+		mode = readSplitThenWhole
+		d = newDecoder(path, data)
+		wf, _ = d.load(data, false)
 	}
 	var errs, warnings workflow.Problems
 	for _, p := range d.probs {
@@ -62,21 +82,47 @@ func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fault.Wrap(fault.System, fmt.Errorf("load %s: %w", path, err))
+		return nil, mode, fault.Wrap(fault.System, fmt.Errorf("load %s: %w", path, err))
 	}
 	if len(errs) > 0 {
 		errs.Sort()
 		if wf == nil || d.aborted {
-			return nil, errs
+			return nil, mode, errs
 		}
 		// The partial workflow lets compile report template problems in the same pass.
 		wf.Path, wf.Dir, wf.Blocks = abs, filepath.Dir(abs), d.blocks
-		return wf, errs
+		return wf, mode, errs
 	}
 	warnings.Sort()
 	wf.Warnings, wf.Blocks = warnings, d.blocks
 	wf.Path, wf.Dir = abs, filepath.Dir(abs)
-	return wf, nil
+	return wf, mode, nil
+}
+
+// load decodes and validates data, in parts when split allows it and the file has the shape
+// (see parseSplit), whole otherwise. ok is false when the parts did not hold (a chunk that
+// does not parse on its own, say): the caller starts again with a new decoder and split
+// false, and the whole parse finds what to report.
+func (d *decoder) load(data []byte, split bool) (wf *workflow.Workflow, ok bool) {
+	var root ast.Node
+	if split {
+		root = d.parseSplit(data) // records nothing when it declines
+	}
+	if root == nil {
+		root = d.parse(data)
+	}
+	if root == nil {
+		return nil, true
+	}
+	d.collectAnchors(root, 0)
+	wf = d.decodeWorkflow(root)
+	if d.split != nil && d.split.failed {
+		return nil, false
+	}
+	if wf != nil && !d.aborted {
+		d.merge(wf.Validate(), wf.Pos)
+	}
+	return wf, true
 }
 
 // parse parses the YAML and returns the root of its single document, or nil after recording

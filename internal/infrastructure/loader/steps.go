@@ -48,9 +48,13 @@ var (
 
 // steps decodes a list of steps; depth counts enclosing parallel steps.
 func (d *decoder) steps(path string, items []ast.Node, depth int) []workflow.Step {
-	out := make([]workflow.Step, 0, len(items))
-	for i, item := range items {
-		spath := fmt.Sprintf("%s[%d]", path, i)
+	return d.appendSteps(make([]workflow.Step, 0, len(items)), path, items, depth)
+}
+
+// appendSteps decodes items as the steps of the list at path that follow those in out.
+func (d *decoder) appendSteps(out []workflow.Step, path string, items []ast.Node, depth int) []workflow.Step {
+	for _, item := range items {
+		spath := fmt.Sprintf("%s[%d]", path, len(out))
 		d.record(spath, d.pos(item))
 		// A step that is not a mapping stays as an empty placeholder, so that indexes match
 		// field paths; it was reported, and Validate's problems about it are dropped.

@@ -40,8 +40,15 @@ func (d *decoder) decodeWorkflow(root ast.Node) *workflow.Workflow {
 	}
 	wf.Tools = d.tools(o)
 	wf.MCPServers = d.mcpServers(o)
+	if raw, _ := o.raw("steps"); d.split != nil && raw != ast.Node(d.split.tail) {
+		d.split.failed = true // the split list is a duplicate key the decoder skips
+	}
 	if items, ok := o.list("steps"); ok {
-		wf.Steps = d.steps("steps", items, 0)
+		if d.split != nil && !d.split.failed {
+			wf.Steps = d.splitSteps(items)
+		} else {
+			wf.Steps = d.steps("steps", items, 0)
+		}
 	}
 	wf.Output = o.str("output")
 	if o.has("output") {

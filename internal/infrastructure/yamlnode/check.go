@@ -33,10 +33,7 @@ func Check(data []byte) error { return check(data, true) }
 func CheckWritten(data []byte) error { return check(data, false) }
 
 func check(data []byte, narrow bool) error {
-	if err := checkUTF8(data); err != nil {
-		return err
-	}
-	aliases, err := scanDepth(data, narrow)
+	aliases, err := scan(data, narrow)
 	if err != nil || !aliases {
 		return err
 	}
@@ -44,14 +41,40 @@ func check(data []byte, narrow bool) error {
 	if err != nil {
 		return nil // the reader's own parse reports it, with its own words
 	}
-	c := aliasCounter{sizes: map[string]int{}}
+	b := NewAliasBudget()
 	for _, doc := range f.Docs {
-		c.size(doc)
-		if c.err != nil {
-			return c.err
+		if err := b.Add(doc); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// Scan is the part of Check that reads the bytes without parsing them (UTF-8, depth, width of
+// mappings). aliases reports whether the document uses aliases: a reader that parses the
+// document in parts (SplitSequence) then counts what they expand to with an AliasBudget, fed
+// the parts in document order, which is what Check does over the whole document.
+func Scan(data []byte) (aliases bool, err error) { return scan(data, true) }
+
+func scan(data []byte, narrow bool) (aliases bool, err error) {
+	if err := checkUTF8(data); err != nil {
+		return false, err
+	}
+	return scanDepth(data, narrow)
+}
+
+// AliasBudget counts the nodes a document reaches through aliases against MaxAliasNodes, fed
+// its nodes in document order (anchors before the aliases that use them).
+type AliasBudget struct{ c aliasCounter }
+
+// NewAliasBudget returns an AliasBudget with nothing counted.
+func NewAliasBudget() *AliasBudget { return &AliasBudget{c: aliasCounter{sizes: map[string]int{}}} }
+
+// Add counts the nodes under n; past MaxAliasNodes it returns the *LimitError at the alias that
+// crossed it, and keeps returning it.
+func (b *AliasBudget) Add(n ast.Node) error {
+	b.c.size(n)
+	return b.c.err
 }
 
 // checkUTF8 returns a *LimitError at the first byte that is not UTF-8.

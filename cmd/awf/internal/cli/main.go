@@ -68,6 +68,13 @@ func Main(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv f
 // awf-temporal is awf extended with the Temporal engine.
 func MainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv func(string) string, environ []string,
 	extend func(f *cmdutil.Factory, root *cobra.Command)) int {
+	return mainWith(ctx, args, ios, getenv, environ, extend, false)
+}
+
+// mainWith is MainWith; with signals, a command that runs is cancelled by Ctrl-C and SIGTERM
+// and survives closed pipes (see watchSignals).
+func mainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv func(string) string, environ []string,
+	extend func(f *cmdutil.Factory, root *cobra.Command), signals bool) int {
 	out := &watchedWriter{w: ios.Out}
 	ios.Out = out
 	f := newFactory(ios, getenv, environ)
@@ -76,6 +83,10 @@ func MainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, gete
 	if extend != nil {
 		extend(f, root)
 	}
+	if signals {
+		stop := watchSignals(root)
+		defer stop()
+	}
 	root.SetArgs(args)
 	root.SetIn(ios.In)
 	root.SetOut(ios.Out)
@@ -83,6 +94,9 @@ func MainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, gete
 	cmd, err := root.ExecuteContextC(ctx)
 	for i := len(f.Cleanup) - 1; i >= 0; i-- {
 		f.Cleanup[i]()
+	}
+	if cmd != nil && cmd.Context() != nil {
+		ctx = cmd.Context() // the command's own: cancelled by a signal when watched
 	}
 	code := exitCode(ctx, err)
 	if _, handed := errors.AsType[*cmdutil.ExitError](err); err != nil && !handed {
@@ -171,10 +185,31 @@ func Program(extend func(f *cmdutil.Factory, root *cobra.Command)) int {
 	if process.IsFileHelper(os.Args) {
 		return process.FileHelperMain(os.Args)
 	}
-	iostreams.SurviveClosedPipes()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return MainWith(ctx, os.Args[1:], iostreams.System(), os.Getenv, os.Environ(), extend)
+	return mainWith(context.Background(), os.Args[1:], iostreams.System(), os.Getenv, os.Environ(), extend, true)
+}
+
+// watchSignals makes the command that runs (its PersistentPreRunE, which cobra calls for a
+// command that runs and not for --version, --help or a usage error) cancel its context on
+// Ctrl-C or SIGTERM and survive the reader of its output going away. Only then: os/signal
+// starts a goroutine locked to a thread of its own and a second one waiting for signals,
+// about a tenth of the CPU of awf --version (perf), which needs neither; dying of SIGINT or
+// SIGPIPE while printing a version or help is what any Unix tool does. A subcommand with a
+// PersistentPreRunE of its own would hide the root's, and this with it. It returns what
+// stops watching, to be called once the exit code is known (stopping cancels the context).
+func watchSignals(root *cobra.Command) (stop func()) {
+	unwatch := func() {}
+	pre := root.PersistentPreRunE
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		iostreams.SurviveClosedPipes()
+		var ctx context.Context
+		ctx, unwatch = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		cmd.SetContext(ctx)
+		if pre == nil {
+			return nil
+		}
+		return pre(cmd, args)
+	}
+	return func() { unwatch() }
 }
 
 // versionLine is what --version prints: "awf v1.2.3 (commit abc1234)", or "awf dev" when no

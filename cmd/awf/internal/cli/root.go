@@ -87,13 +87,14 @@ call: a YAML state file per run and an append-only audit log.`,
 	pf.StringVar(&f.Flags.Approve, "approve", "", "override every tool's approval mode: auto, prompt or deny (a deny in the workflow stays)")
 	pf.BoolVarP(&f.Flags.Yes, "yes", "y", false, "approve calls that would prompt (a deny in the workflow stays)")
 
-	completeGlobalFlags(root)
-
 	root.AddCommand(commandsFor(root, f, args)...)
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
-	completeNoFiles(root)
-	completeEverywhere(root, "engine", cmdutil.CompleteValues(cmdutil.EngineLocal, cmdutil.EngineTemporal))
+	if args == nil || completing(args) {
+		completeGlobalFlags(root)
+		completeNoFiles(root)
+		completeEverywhere(root, "engine", cmdutil.CompleteValues(cmdutil.EngineLocal, cmdutil.EngineTemporal))
+	}
 	refuseUnknownTopics(root)
 	refuseUnknownSubcommands(root)
 	return root
@@ -161,6 +162,16 @@ func versionOnly(args []string) bool {
 		help = help || a == "--help" || a == "-h"
 	}
 	return version && !help
+}
+
+// completing reports whether args may be a shell's completion request (cobra's __complete
+// command, which the completion scripts call): only then are the completion functions of
+// flags and arguments wired, a walk of the command tree that every other command line would
+// pay at start. Any argument of that name counts, past global flags too.
+func completing(args []string) bool {
+	return slices.ContainsFunc(args, func(a string) bool {
+		return a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd
+	})
 }
 
 // completeGlobalFlags completes the values of the global flags that take one of a few words,

@@ -97,7 +97,7 @@ func (w *toolWiring) build(wf *workflow.Workflow, workDir string) (*cmdutil.Tool
 	if err != nil {
 		return nil, err
 	}
-	procs, stop := toolwire.Processes(workDir, f.Log())
+	procs, stop := toolwire.Processes(workDir, f.HelperPath, f.Log())
 	f.Cleanup = append(f.Cleanup, stop)
 	warnings, err := w.load(reg, wf, workDir, procs, mcpTools)
 	if err != nil {

@@ -71,6 +71,10 @@ type Factory struct {
 	// Approver, when set, makes the approver of each run's governed tools instead of the
 	// terminal's: a worker of the temporal engine turns a prompt into a durable wait.
 	Approver func() ports.Approver
+	// HelperPath, when set, is the program sandboxed tool processes re-run as their helper
+	// instead of this one: a worker of the temporal engine (awf-temporal, larger and slower to
+	// start) names awf.
+	HelperPath string
 	// Engines runs `awf run --engine NAME` for engines other than local; an engine not in it is
 	// handed to the program that has it (Handoff). Nil in plain awf.
 	Engines map[string]Engine

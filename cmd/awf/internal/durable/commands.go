@@ -72,6 +72,7 @@ func runWorker(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, host
 	}
 	defer c.Close()
 	f.Approver = func() ports.Approver { return &Approver{} }
+	f.HelperPath = helperProgram()
 	go sweeper(ctx, payloadDir(f), set.PayloadRetention, func(removed int, err error) {
 		if err != nil || removed > 0 {
 			f.Log().Info("payload store swept", "removed", removed, "retention", set.PayloadRetention, "err", err)
@@ -93,7 +94,11 @@ func runWorker(ctx context.Context, f *cmdutil.Factory, srv cmdutil.Server, host
 		return fmt.Errorf("start worker on %s: %w", own, err)
 	}
 	defer pinned.Stop()
-	fmt.Fprintf(f.IO.ErrOut, "worker %d: polling task queues %s and %s on %s (namespace %s)\n", os.Getpid(), srv.TaskQueue, own, srv.HostPort, srv.Namespace)
+	helper := f.HelperPath
+	if helper == "" {
+		helper = "this program"
+	}
+	fmt.Fprintf(f.IO.ErrOut, "worker %d: polling task queues %s and %s on %s (namespace %s); sandbox helper: %s\n", os.Getpid(), srv.TaskQueue, own, srv.HostPort, srv.Namespace, helper)
 	<-ctx.Done()
 	return nil
 }

@@ -159,7 +159,7 @@ func BuildToolset(f *cmdutil.Factory, req ToolsetRequest) (ts *Toolset, err erro
 // workflow's tools under its policy, resolved once from the toolset's inputs, then the
 // project's, user's and installed tools and the workflow's MCP servers.
 func (ts *Toolset) sources(f *cmdutil.Factory, wf *workflow.Workflow, req ToolsetRequest) ([]ports.ToolSource, error) {
-	procs, stop := toolwire.Processes(req.WorkDir, f.Log())
+	procs, stop := toolwire.Processes(req.WorkDir, f.HelperPath, f.Log())
 	ts.closes = append(ts.closes, func() error { stop(); return nil })
 	builtins, workflowTools, err := toolwire.Sources(wf, req.WorkDir, f.Templater(), f.Environ, procs, ts.Scope)
 	if err != nil {
