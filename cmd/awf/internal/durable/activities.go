@@ -91,22 +91,32 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	}
 	info, err := describe(ctx, rt.tools.Registry, in.Req)
 	// What the tool's check needs of the call, recorded with it as a local run records it
-	// (tool.Checker: it depends on the call alone, so a worker taking over computes it again).
+	// (tool.Checker), and sent with every heartbeat: it is taken before the call runs
+	// (write_file's size before an append), so a worker taking over checks with the one
+	// the lost worker took, never one of its own.
 	var intent map[string]any
 	chk := info.Checker
 	if chk != nil && !chk.Checks() {
 		chk = nil
 	}
 	inv := tool.Invocation{ID: in.Req.CallID, Args: in.Req.Args, Scope: in.Req.Scope}
-	if chk != nil {
+	first := activity.GetInfo(ctx).Attempt <= 1
+	switch {
+	case chk != nil && first:
 		intent = chk.Intent(ctx, inv)
+		activity.RecordHeartbeat(ctx, intent)
+	case chk != nil && activity.HasHeartbeatDetails(ctx):
+		_ = activity.GetHeartbeatDetails(ctx, &intent)
 	}
 	var rcv *state.Recovery
-	if activity.GetInfo(ctx).Attempt > 1 {
+	if !first {
 		// A lost worker left the call in flight: settled as a local resume settles it with
 		// nobody to ask (its check, else run again if idempotent, else outcome unknown).
 		unsure := ""
-		if chk != nil {
+		if chk != nil && intent == nil {
+			unsure = "its check cannot tell: what it needs was not recorded before the worker was lost"
+		}
+		if chk != nil && intent != nil {
 			check := chk.Check(ctx, inv, intent)
 			switch check.Verdict {
 			case tool.VerdictDone:
@@ -132,11 +142,15 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		if err := a.auditRecovery(ctx, rt, in.Req, *rcv, ports.OutcomeUnknown, "interrupted: the worker running this call was lost; it runs again"); err != nil {
 			return ToolOutput{Err: failure(err)}, nil
 		}
+		if chk != nil { // the call runs again: what its check needs now
+			intent = chk.Intent(ctx, inv)
+			activity.RecordHeartbeat(ctx, intent)
+		}
 	}
 	// --non-interactive given to awf run: nothing waits for a person, as in a local run.
 	noWait := in.Run.NonInteractive != ""
 	ctx = context.WithValue(ctx, grantKey{}, grant{d: in.Grant, binding: rt.binding + "\x00" + descriptor(info), noWait: noWait})
-	defer heartbeat(ctx, nil)()
+	defer heartbeat(ctx, func() any { return intent })()
 	res, err := rt.tools.Invoker.Invoke(ctx, in.Req)
 	if p, ok := errors.AsType[*pendingError](err); ok {
 		return ToolOutput{Pending: &p.p}, nil
