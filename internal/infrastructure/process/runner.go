@@ -411,8 +411,20 @@ func (p *proc) begin(wreq *Request, stdin string, limit, stderrLimit int64) {
 	p.errOut = headTail{limit: stderrLimit}
 	p.budget = outputBudget{limit: limit, onOverflow: p.kill}
 	p.status = headBuffer{limit: 2*maxStatusMsg + maxCrashReport}
-	p.goIO(func() { writeRequest(p.reqW, wreq); p.reqW.Close() })
-	p.goIO(func() { io.WriteString(p.inW, stdin); p.inW.Close() })
+	// A small request fits the pipe and the helper reads it first thing, and no stdin is
+	// just an end of file: both are done here rather than by goroutines, which on an idle
+	// machine cost a thread's wake-up each.
+	if wreq.size() < smallRequest {
+		writeRequest(p.reqW, wreq)
+		p.reqW.Close()
+	} else {
+		p.goIO(func() { writeRequest(p.reqW, wreq); p.reqW.Close() })
+	}
+	if stdin == "" {
+		p.inW.Close()
+	} else {
+		p.goIO(func() { io.WriteString(p.inW, stdin); p.inW.Close() })
+	}
 	p.goIO(func() { drain(p.outR, p.budget.counting(&p.out)) })
 	p.goIO(func() { drain(p.errR, p.budget.counting(&p.errOut)) })
 	// Drained while the helper runs: a crash report of the helper's runtime can be larger than

@@ -141,6 +141,21 @@ func writeRequest(w io.Writer, req *Request) error {
 	return fw.err
 }
 
+// smallRequest bounds a request written without a goroutine: well under a pipe's buffer.
+const smallRequest = 16 << 10
+
+// size is about the request's size on the wire, at least its payloads'.
+func (req *Request) size() int {
+	n := len(req.Script) + len(req.Sandbox) + len(req.Dir)
+	for _, kv := range req.Env {
+		n += len(kv) + 2
+	}
+	for k, v := range req.Vars {
+		n += len(k) + len(v) + 4
+	}
+	return n
+}
+
 // largePayload is the size from which a payload is written on its own rather than buffered.
 const largePayload = 32 << 10
 
