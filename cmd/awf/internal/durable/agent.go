@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -262,6 +263,10 @@ func (m *modelPort) Chat(ctx context.Context, req ports.ChatRequest) (ports.Chat
 	for d := range in.Blobs {
 		x.sent[d] = true // stored by the worker that ran the turn
 	}
+	if len(out.Summaries) > 0 && x.summaries == nil {
+		x.summaries = map[string]string{}
+	}
+	maps.Copy(x.summaries, out.Summaries)
 	return out.Response, out.Err.err()
 }
 
@@ -279,10 +284,10 @@ func blobDigest(b []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// catalogPort describes a step's tools on a worker (the registry is built there). What
-// cannot cross the history stays behind: a tool's call summary for people (events show
-// none) and its check of a call a crash cut off (a worker settles such calls itself, see
-// Activities.Tool).
+// catalogPort describes a step's tools on a worker (the registry is built there). What is
+// code stays there: a tool's summary of a call for people comes with the model turn that asks
+// for the call (TurnOutput.Summaries), and its check of a call a crash cut off runs on the
+// worker that takes the call over (Activities.Tool).
 type catalogPort struct{ x *execution }
 
 func (c catalogPort) Describe(ctx context.Context, q ports.ToolQuery) ([]ports.ToolInfo, error) {
@@ -296,7 +301,12 @@ func (c catalogPort) Describe(ctx context.Context, q ports.ToolQuery) ([]ports.T
 	}
 	infos := make([]ports.ToolInfo, len(out.Tools))
 	for i, t := range out.Tools {
-		infos[i] = ports.ToolInfo{Schema: t.Schema, Annotations: t.Annotations}
+		name := t.Schema.Name
+		if i < len(q.Names) {
+			name = q.Names[i] // the name the model calls it by, as the worker's summaries
+		}
+		infos[i] = ports.ToolInfo{Schema: t.Schema, Annotations: t.Annotations,
+			Meta: func(args map[string]any) string { return c.x.summaries[summaryKey(name, args)] }}
 	}
 	return infos, nil
 }

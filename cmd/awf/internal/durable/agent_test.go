@@ -49,7 +49,13 @@ func (f *fakeWorker) ModelTurn(_ context.Context, in TurnInput) (TurnOutput, err
 		resp.Content, resp.FinishReason = "calling", ports.FinishToolCalls
 		resp.ToolCalls = []state.CallRef{{ID: "c" + string(rune('0'+n)), Name: "big", Arguments: `{"n":` + string(rune('0'+n)) + `}`}}
 	}
-	return TurnOutput{Response: resp}, nil
+	out := TurnOutput{Response: resp}
+	for _, c := range resp.ToolCalls {
+		var args map[string]any
+		_ = json.Unmarshal([]byte(c.Arguments), &args)
+		out.Summaries = map[string]string{summaryKey(c.Name, args): "big " + c.Arguments}
+	}
+	return out, nil
 }
 
 func (f *fakeWorker) Describe(_ context.Context, in DescribeInput) (DescribeOutput, error) {
@@ -116,6 +122,24 @@ func TestAgentStepInWorkflow(t *testing.T) {
 	st := res.State.States["work"]
 	if len(st.ToolCalls) != 2 || st.ToolStats == nil || st.ToolStats.TotalCalls != 2 || st.ToolStats.Failed != 1 || st.Tokens == nil || st.Tokens.Total != 33 || len(st.Turns) != 3 {
 		t.Fatalf("step record = %+v", st)
+	}
+	// The calls' summaries for people came with the turns that asked for them.
+	v, err := env.QueryWorkflow(QueryEvents, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page EventPage
+	if err := v.Get(&page); err != nil {
+		t.Fatal(err)
+	}
+	var metas []string
+	for _, ev := range page.Events {
+		if ev.Kind == ports.ToolStarted {
+			metas = append(metas, ev.Meta)
+		}
+	}
+	if !slices.Equal(metas, []string{`big {"n":1}`, `big {"n":2}`}) {
+		t.Errorf("tool_started summaries = %q", metas)
 	}
 	if c := st.ToolCalls[0]; c.Recovery != nil || c.Result == nil || !c.Result.Success || c.Result.Output != "0123456789" {
 		t.Errorf("first call = %+v", c)

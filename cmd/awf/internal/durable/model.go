@@ -31,9 +31,10 @@ const (
 // model requests already in the payload store, the model turns of each step so far, and what
 // workers reported beside calls' results not yet in their records (see settleRecords).
 type agentSteps struct {
-	sent    map[string]bool
-	turns   map[string]int
-	settles map[string]ToolOutput
+	summaries map[string]string
+	sent      map[string]bool
+	turns     map[string]int
+	settles   map[string]ToolOutput
 }
 
 // ModelRef is what a worker needs to resolve an agent step's provider (ports.ProviderRef
@@ -79,6 +80,9 @@ type TurnInput struct {
 type TurnOutput struct {
 	Response ports.ChatResponse
 	Err      *Failure
+	// Summaries are the one-line summaries for people of the calls the reply asks for
+	// ("read notes/a.txt"), by summaryKey: a tool's summary is code on the worker.
+	Summaries map[string]string
 }
 
 // DescribeInput asks a worker for the descriptions of a step's tools.
@@ -213,7 +217,34 @@ func (a *Activities) ModelTurn(ctx context.Context, in TurnInput) (TurnOutput, e
 	}
 	defer heartbeat(ctx, nil)()
 	resp, err := rp.Provider.Chat(ctx, req)
-	return TurnOutput{Response: resp, Err: failure(err)}, nil
+	return TurnOutput{Response: resp, Err: failure(err), Summaries: summaries(ctx, rt, in, resp.ToolCalls)}, nil
+}
+
+// summaries are the summaries of calls whose tool has one.
+func summaries(ctx context.Context, rt *runTools, in TurnInput, calls []state.CallRef) map[string]string {
+	var out map[string]string
+	for _, c := range calls {
+		infos, err := rt.tools.Registry.Describe(ctx, ports.ToolQuery{RunID: in.Run.ID, Step: in.Ref.Step, Names: []string{c.Name}})
+		if err != nil || len(infos) != 1 || infos[0].Meta == nil {
+			continue
+		}
+		var args map[string]any
+		if json.Unmarshal([]byte(c.Arguments), &args) != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[summaryKey(c.Name, args)] = infos[0].Meta(args)
+	}
+	return out
+}
+
+// summaryKey names a call by its tool and arguments (as JSON), which is all a tool's
+// summary depends on.
+func summaryKey(name string, args map[string]any) string {
+	b, _ := json.Marshal(args)
+	return name + "\x00" + string(b)
 }
 
 // request rebuilds a model request from its blobs: those the turn carries go into the

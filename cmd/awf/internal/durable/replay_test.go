@@ -14,9 +14,9 @@ import (
 // a shared-workspace run; a sub-workflow as a child workflow; the first and the last
 // execution of a run that continued as new, with the payloads they reference in
 // testdata/payloads; an agent step of four model turns, parallel read-only calls, a refused
-// call and a prompt_file, each its own activity) with the SDK's replayer: a change to the
-// workflow (awf's runner
-// included) that would make runs in flight fail their replay fails here. Record new ones with
+// call and a prompt_file, each its own activity; an agent step's call approved by a person
+// while it waited) with the SDK's replayer: a change to the workflow (awf's runner included)
+// that would make runs in flight fail their replay fails here. Record new ones with
 // `temporal workflow show -w RUN_ID --output json` when a change is meant to be incompatible
 // (and version it with workflow.GetVersion).
 func TestReplayRecordedHistories(t *testing.T) {
