@@ -95,6 +95,10 @@ func (c HelperConfig) serve(req *Request, request, status *os.File) int {
 	if err := guardHelper(); err != nil {
 		return c.fail(status, err)
 	}
+	base, err := takeHelperState(0)
+	if err != nil {
+		return c.fail(status, fault.Wrap(fault.System, fmt.Errorf("process helper: own limits and scheduling: %w", err)))
+	}
 	if _, err := status.Write(appendStatus(nil, statusReady, nil)); err != nil {
 		return helperFailedExit
 	}
@@ -111,7 +115,7 @@ func (c HelperConfig) serve(req *Request, request, status *os.File) int {
 		if err != nil {
 			return 0 // the run is over (or the socket broke: the parent sees it)
 		}
-		code, reusable := c.serveCall(req, files, reaper)
+		code, reusable := c.serveCall(req, files, reaper, base)
 		dupTo(int(null.Fd()), 2, true)
 		closeAll(files)
 		msg := []byte{doneMsg, 0, 0, 0, 0, 0}
@@ -182,7 +186,7 @@ func receiveCall(ctl int) ([]*os.File, error) {
 }
 
 // serveCall runs one call and cleans up after it; reusable says the helper may serve another.
-func (c HelperConfig) serveCall(setup *Request, files []*os.File, reaper *orphanReaper) (code int, reusable bool) {
+func (c HelperConfig) serveCall(setup *Request, files []*os.File, reaper *orphanReaper, base helperState) (code int, reusable bool) {
 	request, status := files[0], files[1]
 	// A crash of the runtime during the call is the call's: on its status pipe.
 	dupTo(int(status.Fd()), 2, true)
@@ -206,7 +210,7 @@ func (c HelperConfig) serveCall(setup *Request, files []*os.File, reaper *orphan
 			return code, false
 		}
 	}
-	if killLeftovers(reaper) != nil || removeIPC() != nil {
+	if killLeftovers(reaper) != nil || removeIPC() != nil || !helperUnchanged(base) {
 		return code, false
 	}
 	return code, true
@@ -470,7 +474,7 @@ func (r *Runner) runServed(ctx context.Context, req ports.ProcessRequest, wreq *
 	if state == nil {
 		res.ExitCode = code
 	}
-	if reusable && !killed && !p.budget.exceeded() && emptyDir(s.launch.Spec.Plan.TempDir) == nil {
+	if reusable && !killed && !p.budget.exceeded() && emptyDir(s.launch.Spec.Plan.TempDir) == nil && tempDirIntact(s.launch.Spec.Plan.TempDir) {
 		r.servers.put(s)
 	} else {
 		r.servers.retire(s)
