@@ -128,6 +128,9 @@ var commands = []struct {
 // that every command pays. Which command args name is found as cobra finds it, with
 // placeholders; a name that is no command's (an alias, help, __complete) gets every command.
 func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) []*cobra.Command {
+	if len(args) > 0 && versionOnly(args) && !slices.ContainsFunc(args, isWord) {
+		return nil // flags only: no command is named, without building placeholders to find one
+	}
 	if args != nil {
 		placeholders := make([]*cobra.Command, len(commands))
 		for i, c := range commands {
@@ -149,6 +152,9 @@ func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) []*cobr
 	}
 	return all
 }
+
+// isWord reports whether arg is no flag: a command's name, an argument or a flag's value.
+func isWord(arg string) bool { return !strings.HasPrefix(arg, "-") }
 
 // versionOnly reports whether args, which name no command, ask for the version and not for
 // help: cobra prints the version and stops, so the root command is all that is needed.
