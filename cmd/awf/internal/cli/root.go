@@ -159,7 +159,13 @@ func isWord(arg string) bool { return !strings.HasPrefix(arg, "-") }
 // versionOnly reports whether args, which name no command, ask for the version and not for
 // help: cobra prints the version and stops, so the root command is all that is needed.
 func versionOnly(args []string) bool {
-	version, help := false, false
+	version, help := askedFor(args)
+	return version && !help
+}
+
+// askedFor reports whether args ask for the version (--version, -v) and for help (--help,
+// -h), before any "--".
+func askedFor(args []string) (version, help bool) {
 	for _, a := range args {
 		if a == "--" {
 			break
@@ -167,7 +173,7 @@ func versionOnly(args []string) bool {
 		version = version || a == "--version" || a == "-v"
 		help = help || a == "--help" || a == "-h"
 	}
-	return version && !help
+	return version, help
 }
 
 // completing reports whether args may be a shell's completion request (cobra's __complete
