@@ -515,6 +515,11 @@ func (r *Runner) newServer(key string, spec *sandbox.Spec, wreq *Request) *serve
 	data, _ := io.ReadAll(io.LimitReader(p.statusR, 2*maxStatusMsg))
 	closeAll([]*os.File{p.outR, p.errR, p.statusR})
 	if st, err := parseStatus(data); err != nil || !st.ready || st.err != nil || st.crash != "" {
+		if st.err != nil {
+			// The set-up refused this sandbox (a layer missing here): so would the next;
+			// the helper of each call reports it.
+			r.servers.never.Store(key, true)
+		}
 		s.stop()
 		return nil
 	}

@@ -124,7 +124,7 @@ sleep 0.2; echo alive`))
 		t.Fatalf("helpers %v, want the attacked helper to serve the next call", p)
 	}
 	syscall.Kill(p[1], syscall.SIGKILL)
-	time.Sleep(50 * time.Millisecond)
+	waitExited(p[1]) // gone (not reaped: the runner finds it so when the next call comes)
 	if res, err = r.Run(t.Context(), req(sandboxedProbe)); err != nil {
 		t.Fatal(err)
 	}
