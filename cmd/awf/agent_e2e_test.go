@@ -87,6 +87,8 @@ type agentAuditLine struct {
 	Approval struct {
 		Decision string `json:"decision"`
 		By       string `json:"by"`
+		User     string `json:"user"`
+		TTY      string `json:"tty"`
 	} `json:"approval"`
 	Verdict *ports.AuditVerdict `json:"verdict"`
 }

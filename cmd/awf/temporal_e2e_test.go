@@ -600,9 +600,10 @@ func TestTemporalProgramMissing(t *testing.T) {
 }
 
 // TestTemporalWorkerLostInAgentStep: the worker running an agent step is killed (-9) while a
-// call that is not idempotent runs, after two calls completed; the other worker takes the step
-// over from its journal: the completed calls are not run again, the one in flight is recorded
-// as interrupted and goes back to the model as an error, as a local resume does.
+// call that is not idempotent runs, after two calls completed; the other worker continues the
+// step (its loop is in the workflow, each call an activity): the completed calls are not run
+// again, the one in flight is recorded as interrupted and goes back to the model as an error,
+// as a local resume does.
 func TestTemporalWorkerLostInAgentStep(t *testing.T) {
 	addr := startTemporal(t)
 	e := agentEnv(t, "resume.yaml", "resume.cassette.yaml")
@@ -618,7 +619,7 @@ func TestTemporalWorkerLostInAgentStep(t *testing.T) {
 	}
 	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(e.dir, "slow.pid")); return err == nil })
 	var running *worker
-	waitFor(t, func() bool { running = workerOfHelper(workers); return running != nil })
+	waitFor(t, func() bool { running = workerOfHelper(workers, "sleep"); return running != nil })
 	running.kill()
 	if err := client.Wait(); err != nil {
 		t.Fatalf("awf run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
@@ -631,30 +632,39 @@ func TestTemporalWorkerLostInAgentStep(t *testing.T) {
 		t.Errorf("calls.log = %q, want each completed call once and the interrupted one not again", b)
 	}
 	calls := e.state(res.RunID).States["work"].ToolCalls
-	if len(calls) != 3 || calls[2].Recovery == nil || calls[2].Result == nil || calls[2].Result.Success {
-		t.Errorf("tool calls = %+v, want the slow call settled as interrupted", calls)
+	if len(calls) != 3 || calls[2].Recovery == nil || calls[2].Recovery.Decision != state.RecoveryUnknown ||
+		calls[2].Outcome != state.OutcomeUnknown || calls[2].Result == nil || calls[2].Result.Success {
+		t.Errorf("tool calls = %+v, want the slow call settled as interrupted (result %+v)\n%s", calls, calls[len(calls)-1].Result, stderr.String())
 	}
 }
 
-// workerOfHelper returns the worker whose awf-temporal process has a tool helper (awf
-// __awf-exec) running, or nil.
-func workerOfHelper(workers []*worker) *worker {
+// workerOfHelper returns the worker whose tool helper (awf __awf-exec) runs a process whose
+// command line holds what, or nil. Workers keep idle helpers too: only a busy one says which
+// worker runs the call.
+func workerOfHelper(workers []*worker, what string) *worker {
 	entries, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range entries {
-		b, err := os.ReadFile(p)
-		if err != nil || !strings.Contains(string(b), "__awf-exec") {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+	parent := func(pid string) string {
+		stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
 		if err != nil {
-			continue
+			return ""
 		}
 		// pid (comm) state ppid ...: comm may hold spaces, so count from its closing paren.
 		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 		if len(fields) < 2 {
+			return ""
+		}
+		return fields[1]
+	}
+	for _, p := range entries {
+		b, err := os.ReadFile(p)
+		if err != nil || !strings.Contains(string(b), what) {
 			continue
 		}
-		group, err := syscall.Getpgid(atoi(fields[1]))
+		helper := parent(filepath.Base(filepath.Dir(p)))
+		if hb, err := os.ReadFile(filepath.Join("/proc", helper, "cmdline")); err != nil || !strings.Contains(string(hb), "__awf-exec") {
+			continue
+		}
+		group, err := syscall.Getpgid(atoi(parent(helper)))
 		if err != nil {
 			continue
 		}

@@ -303,3 +303,49 @@ func helperPrograms(pid int) []string {
 	}
 	return out
 }
+
+// TestTemporalPayloadRetention: a worker started with temporal_payload_retention sweeps the
+// payload store: the payloads of a finished run that nobody wrote or read for longer are
+// removed, and a later run whose output is the same payload (content-addressed, shared)
+// writes it again and completes.
+func TestTemporalPayloadRetention(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("big.yaml", "name: big\nsteps:\n  - name: out\n    type: shell\n    command: head -c 40000 /dev/zero | tr '\\0' x\noutput: \"{{states.out.output}}\"\n")
+	first := e.startWorker(addr)
+	r := e.runJSON(0, "run", "big.yaml", "--engine", "temporal", "--temporal", addr)
+	store := filepath.Join(e.dir, ".awf", "payloads")
+	payloads := func() []string {
+		var names []string
+		_ = filepath.WalkDir(store, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				names = append(names, p)
+			}
+			return nil
+		})
+		return names
+	}
+	old := payloads()
+	if len(old) == 0 || len(r.Output) != 40000 {
+		t.Fatalf("the run left no payloads (%d) or its output is %d bytes", len(old), len(r.Output))
+	}
+	long := time.Now().Add(-2 * time.Hour)
+	for _, p := range old {
+		if err := os.Chtimes(p, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first.kill()
+	e.write(".awf/config.yaml", "temporal_payload_retention: 1h\n")
+	e.startWorker(addr) // sweeps at start
+	for i := 0; len(payloads()) > 0; i++ {
+		if i == 200 {
+			t.Fatalf("payloads unused for 2 h are still there with a retention of 1 h: %v", payloads())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	again := e.runJSON(0, "run", "big.yaml", "--engine", "temporal", "--temporal", addr)
+	if again.Output != r.Output || len(payloads()) == 0 {
+		t.Errorf("the run after the sweep: output of %d bytes, %d payloads", len(again.Output), len(payloads()))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/awf-dev/awf/internal/application/runner"
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -55,6 +56,11 @@ type Deps struct {
 	// Audit receives a record for every decision about a call a crash cut off (the governed
 	// path audits the calls that run); nil records none.
 	Audit ports.AuditSink
+	// Fork runs run(ctx, i) for every i in [0, n) concurrently and returns when all have
+	// returned: the read-only calls of one reply. Nil means goroutines. An engine whose
+	// loop must stay deterministic (the temporal engine replays it inside a workflow, where
+	// goroutines are forbidden) gives its own coroutines, as it does to runner.Deps.Fork.
+	Fork func(ctx context.Context, n, limit int, run func(ctx context.Context, i int))
 }
 
 // Executor runs agent steps. It is safe for concurrent use: each Execute call keeps its own
@@ -90,6 +96,9 @@ func New(d Deps) (*Executor, error) {
 	if d.ReadFile == nil {
 		d.ReadFile = os.ReadFile
 	}
+	if d.Fork == nil {
+		d.Fork = goroutines
+	}
 	return &Executor{d: d}, nil
 }
 
@@ -116,4 +125,13 @@ func (x *Executor) Execute(ctx context.Context, sc runner.StepContext) (runner.S
 		return out, fmt.Errorf("agent (%s): %w", l.provName, err)
 	}
 	return out, nil
+}
+
+// goroutines is the default Deps.Fork: one goroutine for each of the n runs.
+func goroutines(ctx context.Context, n, _ int, run func(ctx context.Context, i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { run(ctx, i) })
+	}
+	wg.Wait()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -210,11 +209,7 @@ func (l *loop) execute(ctx context.Context, pending []*pendingCall) (err error) 
 	if err := l.flush(ctx, &b); err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	for _, p := range toRun {
-		wg.Go(func() { l.invoke(ctx, p) })
-	}
-	wg.Wait()
+	l.x.d.Fork(ctx, len(toRun), len(toRun), func(ctx context.Context, i int) { l.invoke(ctx, toRun[i]) })
 	var first error
 	for _, p := range toRun {
 		l.end(ctx, p, &b)

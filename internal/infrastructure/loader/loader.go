@@ -1,6 +1,7 @@
 package loader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -60,6 +61,9 @@ const (
 )
 
 func (l *Loader) loadBytes(path string, data []byte) (*workflow.Workflow, readMode, error) {
+	// Editors on Windows may save UTF-8 with a byte order mark, which the YAML parser would
+	// take as part of the first key ("\ufeffname" is not a key); it is not text, nor a column.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	d := newDecoder(path, data)
 	d.splitFrom, d.splitChunk = l.splitFrom, l.splitChunk
 	mode := readWhole

@@ -344,3 +344,15 @@ func TestRecursiveAlias(t *testing.T) {
 		t.Fatal("LoadBytes(recursive alias) = nil error, want one")
 	}
 }
+
+// A byte order mark is not part of the first key, nor a column of line 1.
+func TestByteOrderMark(t *testing.T) {
+	wf, err := New().LoadBytes("wf.yaml", []byte("\ufeffname: bom\nsteps:\n  - {name: a, command: echo}\n"))
+	if err != nil || wf.Name != "bom" {
+		t.Fatalf("LoadBytes = %v, %v; want the workflow bom", wf, err)
+	}
+	_, err = New().LoadBytes("wf.yaml", []byte("\ufeffnme: bom\nsteps:\n  - {name: a, command: echo}\n"))
+	if err == nil || !strings.Contains(err.Error(), `wf.yaml:1:1: unknown key "nme"`) {
+		t.Fatalf("LoadBytes = %v, want an unknown key at 1:1", err)
+	}
+}

@@ -88,7 +88,8 @@ func splitCases() []splitCase {
 		// multi-line quoted scalar: the lines it gives what follows are not the file's, which
 		// the split's checks see (it falls back to the whole parse, whose lines are the same).
 		{name: "CRLF with comments and multi-line quoted scalars", doc: strings.ReplaceAll(render(head, baseSteps(), 2, "output: done\n"), "\n", "\r\n")},
-		{name: "BOM", doc: "\ufeff" + render(head, baseSteps(), 2, ""), split: true, errs: true},
+		{name: "BOM", doc: "\ufeff" + render(head, baseSteps(), 2, ""), split: true},
+		{name: "BOM and an error on line 1", doc: "\ufeffnme: split\n" + render(head[len("name: split\n"):], baseSteps(), 2, ""), split: true, errs: true},
 		{name: "flow-style steps only", doc: render(head, flowSteps(40), 2, ""), split: true},
 		{name: "anchor in one chunk used in later ones", doc: render(head, append(with(1, "- name: s1\n  command: &cmd echo shared\n  retry: &retry {max_attempts: 2}"), "- name: late\n  command: *cmd\n  retry: *retry", "- {name: late2, <<: *retry, command: x}"), 2, ""), split: true, errs: true},
 		{name: "merge keys from an x- key", doc: render("x-base: &base {type: shell, timeout: 10s}\n"+head, append(baseSteps(), "- {<<: *base, name: m1, command: echo}", "- name: m2\n  <<: *base\n  command: echo"), 2, ""), split: true},

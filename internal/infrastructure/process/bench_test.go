@@ -65,7 +65,9 @@ func benchRun(b *testing.B, req ports.ProcessRequest) {
 // leave pause (outside the timer) between calls to measure that; the others run calls back to
 // back, where the next helper's start competes with the call. workspace adds a working
 // directory of 2,000 entries in 200 directories, which the protected-path search visits;
-// cold starts every helper when its call comes (Config.Warm off).
+// cold starts every helper when its call comes (Config.Warm off). served is a helper that
+// stays up for the run and serves every call (Config.Serve): what tool calls use where the
+// sandbox allows it; the others are a helper per call, as before.
 func BenchmarkSandboxedCall(b *testing.B) {
 	const pause = 10 * time.Millisecond
 	ws := b.TempDir()
@@ -93,9 +95,9 @@ func BenchmarkSandboxedCall(b *testing.B) {
 			}
 		}
 	}
-	sandboxed := func(dir string, paced, warm bool) func(b *testing.B) {
+	sandboxed := func(dir string, paced, warm bool, serve ...bool) func(b *testing.B) {
 		return func(b *testing.B) {
-			r := New(Config{Warm: warm})
+			r := New(Config{Warm: warm, Serve: len(serve) > 0})
 			defer r.Close()
 			req := ports.ProcessRequest{Script: "true", Dir: dir, Policy: &workflow.Policy{}}
 			for b.Loop() {
@@ -114,4 +116,8 @@ func BenchmarkSandboxedCall(b *testing.B) {
 	b.Run("sandboxed-paced", sandboxed(ws, true, true))
 	b.Run("sandboxed-workspace-paced", sandboxed(big, true, true))
 	b.Run("sandboxed-cold-paced", sandboxed(ws, true, false))
+	// served: the persistent helper of the run (Config.Serve, serve_linux.go), as tools get it.
+	b.Run("served", sandboxed(ws, false, true, true))
+	b.Run("served-paced", sandboxed(ws, true, true, true))
+	b.Run("served-workspace-paced", sandboxed(big, true, true, true))
 }

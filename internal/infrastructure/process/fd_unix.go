@@ -35,5 +35,11 @@ func separateRuntimeOutput() {
 		unix.Close(fd)
 		return
 	}
+	runtimeOutput = os.Stderr
 	os.Stderr = os.NewFile(uintptr(fd), "/dev/stderr")
 }
+
+// runtimeOutput keeps the *os.File of fd 2 reachable once os.Stderr no longer is it: its
+// finalizer would close fd 2, and a persistent helper would then reuse the number for a
+// call's descriptor.
+var runtimeOutput *os.File

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -117,12 +118,19 @@ func (c HelperConfig) Main() int {
 			return c.fail(status, err)
 		}
 	}
+	if req.Serve > 0 {
+		return c.serve(req, request, status) // [sandbox] a persistent helper: serve_linux.go
+	}
 	if _, err := status.Write(appendStatus(nil, statusReady, nil)); err != nil {
 		fmt.Fprintf(os.Stderr, "awf: process helper: report ready: %v\n", err)
 		return helperFailedExit
 	}
-	return c.run(req, status)
+	code, _ := c.run(context.Background(), req, status, callIO{os.Stdin, os.Stdout, os.Stderr}, startReaper())
+	return code
 }
+
+// callIO is the standard input, output and error of one script.
+type callIO struct{ in, out, err *os.File }
 
 // fail reports err to the parent and returns the helper's failure status.
 func (c HelperConfig) fail(status *os.File, err error) int {
@@ -132,17 +140,19 @@ func (c HelperConfig) fail(status *os.File, err error) int {
 	return helperFailedExit
 }
 
-// run parses and interprets the script.
-func (c HelperConfig) run(req *Request, status *os.File) int {
+// run parses and interprets the script with stdio, reaping orphans with reaper (nil: none),
+// and returns its exit status and its job control (nil when it did not parse), whose starts
+// are still open: ending ctx stops the programs still running.
+func (c HelperConfig) run(ctx context.Context, req *Request, status *os.File, stdio callIO, reaper *orphanReaper) (int, *jobControl) {
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Script), "script")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		return parseErrorExit
+		fmt.Fprintf(stdio.err, "%v\n", err)
+		return parseErrorExit, nil
 	}
 	opts := []interp.RunnerOption{
 		interp.Env(newEnviron(req.Env, req.Vars)),
 		interp.Dir(req.Dir),
-		interp.StdIO(os.Stdin, os.Stdout, os.Stderr),
+		interp.StdIO(stdio.in, stdio.out, stdio.err),
 	}
 	// printfExec first: the calls it serves are printf, a builtin, which the exec guard
 	// among the middlewares must not see as a program. The orphan reaper last, around the
@@ -150,18 +160,18 @@ func (c HelperConfig) run(req *Request, status *os.File) int {
 	// Job control's builtins (kill, wait, jobs) before the guard too: they run no program.
 	jc := newJobControl(file, false)
 	handlers := append([]func(interp.ExecHandlerFunc) interp.ExecHandlerFunc{printfExec, jc.serve}, c.ExecMiddlewares...)
-	opts = append(opts, interp.ExecHandlers(append(handlers, startReaper().middleware, programExec(jc, false))...))
+	opts = append(opts, interp.ExecHandlers(append(handlers, reaper.middleware, programExec(jc, false))...))
 	opts = append(opts, jc.options(printfHandler(file))...)
 	runner, err := interp.New(opts...)
 	if err != nil {
-		return c.fail(status, fmt.Errorf("process helper: start interpreter: %w", err))
+		return c.fail(status, fmt.Errorf("process helper: start interpreter: %w", err)), jc
 	}
-	return c.exitStatus(status, runner.Run(context.Background(), file))
+	return c.exitStatus(status, stdio.err, runner.Run(ctx, file)), jc
 }
 
 // exitStatus turns the interpreter's result into the helper's exit status. A fatal error with
 // a fault kind goes to the parent on the status pipe; any other is printed like a shell would.
-func (c HelperConfig) exitStatus(status *os.File, err error) int {
+func (c HelperConfig) exitStatus(status *os.File, stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
@@ -174,7 +184,7 @@ func (c HelperConfig) exitStatus(status *os.File, err error) int {
 	}](err); ok {
 		return c.fail(status, err)
 	}
-	fmt.Fprintf(os.Stderr, "awf: %v\n", err)
+	fmt.Fprintf(stderr, "awf: %v\n", err)
 	if resource := limitOf(err); resource != "" { // a command could not start: fork failed
 		status.Write(limitRecord(resource, err.Error()))
 	}

@@ -30,6 +30,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -149,6 +150,38 @@ type jobControl struct {
 	// and a pid in that group may be named; otherwise programs share the helper's group.
 	grouped bool
 	funcs   map[string]bool // builtin names the script defines as functions: left to them
+	// starting is read-held by each program's start; closeStarts takes it to end them: a
+	// persistent helper then kills what the call left, and nothing starts after that.
+	starting   sync.RWMutex
+	startsDone bool
+}
+
+// errStartsClosed refuses a program started once its script's call has ended.
+var errStartsClosed = errors.New("the call has ended: no program starts any more")
+
+// start starts cmd, unless closeStarts was called.
+func (jc *jobControl) start(cmd *exec.Cmd) error {
+	jc.starting.RLock()
+	defer jc.starting.RUnlock()
+	if jc.startsDone {
+		return errStartsClosed
+	}
+	return cmd.Start()
+}
+
+// closeStarts makes every later start fail, once the starts under way have returned.
+func (jc *jobControl) closeStarts() {
+	jc.starting.Lock()
+	jc.startsDone = true
+	jc.starting.Unlock()
+}
+
+// startedJobs reports whether the script started a background job: its shell is a goroutine
+// of the interpreter that may outlive the script.
+func (jc *jobControl) startedJobs() bool {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	return len(jc.jobs) > 1
 }
 
 func newJobControl(file *syntax.File, grouped bool) *jobControl {

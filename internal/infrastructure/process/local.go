@@ -147,7 +147,7 @@ func programExec(jc *jobControl, detached bool) func(interp.ExecHandlerFunc) int
 				cmd, grp, err = startDetached(newCmd)
 			} else {
 				cmd = newCmd()
-				err = cmd.Start()
+				err = jc.start(cmd)
 			}
 			if err != nil {
 				fmt.Fprintf(hc.Stderr, "%v\n", err)

@@ -2,7 +2,9 @@
 // tools). Run re-executes awf itself as a helper in a process group of its own; the helper
 // interprets the script with mvdan.cc/sh and exits with the script's status (helper.go). The
 // parent side (runner.go) feeds it, captures its output under caps, and kills the whole group
-// on timeout, cancellation, output overflow and when the script ends. It implements
+// on timeout, cancellation, output overflow and when the script ends. With Config.Serve a
+// sandboxed script goes instead to a helper that stays up for the run and serves the calls of
+// its sandbox one after the other (serve_linux.go). It implements
 // ports.ProcessRunner and does not enforce a sandbox policy yet.
 //
 // What is per OS sits in files named for it: the process group (group_*.go: a process group
@@ -66,6 +68,11 @@ type Config struct {
 	// finds one past its start-up, waiting for its request (warm.go). The owner of such a
 	// Runner calls Close when done; helpers no Run takes are stopped after WarmIdle.
 	Warm bool
+	// Serve runs sandboxed calls in helpers that stay up for the run, one per distinct
+	// sandbox, set up once and cleaned between calls (serve_linux.go; Linux only): a call
+	// then costs no process start and no sandbox set-up. The owner of such a Runner calls
+	// Close, which stops them.
+	Serve bool
 }
 
 // Runner runs scripts through the helper process. It is safe for concurrent use: each Run has
@@ -74,6 +81,8 @@ type Runner struct {
 	cfg    Config
 	exeErr error // from os.Executable, reported by Run
 	warm   warm  // the helpers started ahead for the next Runs
+	// servers are the persistent helpers of sandboxed calls (serve_linux.go).
+	servers servers
 	// protect finds the protected paths of each sandboxed run, re-reading only the
 	// directories that changed since the last one. [sandbox]
 	protect sandbox.ProtectIndex
@@ -137,9 +146,21 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	if err != nil {
 		return ports.ProcessResult{}, err
 	}
-	launch, err := r.sandbox(req, wreq) // [sandbox] nil without a policy
+	spec, err := r.compile(req, wreq) // [sandbox] nil without a policy
 	if err != nil {
 		return ports.ProcessResult{}, err
+	}
+	if spec != nil && r.cfg.Serve {
+		// A helper that stays up for the run serves the call, when the spec allows one.
+		if res, err, served := r.runServed(ctx, req, wreq, spec, start); served {
+			return res, err
+		}
+	}
+	var launch *sandboxLaunch
+	if spec != nil {
+		if launch, err = r.launch(spec, wreq); err != nil {
+			return ports.ProcessResult{}, err
+		}
 	}
 	defer launch.Close()
 	if ctx.Err() != nil {
@@ -163,7 +184,6 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	defer stop()
 
 	state, waitErr := p.wait()
-	stopped := runCtx.Err() != nil
 	status := p.finish(r.cfg.DrainTimeout)
 	// The helper of the next run starts now, in the time between runs, when no pipe of
 	// this one is open (a fork while they are would hold them until its exec, and delay
@@ -171,8 +191,14 @@ func (r *Runner) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proce
 	if r.cfg.Warm && !launch.wrapped() {
 		r.warm.refill(r, launch.sysProcAttr(), launch.extraFiles())
 	}
+	return r.outcome(p.result(state, start), runCtx, req, waitErr, status, launch)
+}
 
-	res := p.result(state, start)
+// outcome is Run's result and error once the helper is done with the script: a stopped run,
+// a helper that could not be waited for, or what its status records say.
+func (r *Runner) outcome(res ports.ProcessResult, runCtx context.Context, req ports.ProcessRequest, waitErr error,
+	status []byte, launch *sandboxLaunch) (ports.ProcessResult, error) {
+	stopped := runCtx.Err() != nil
 	switch {
 	case stopped:
 		return res, StopError(runCtx, req.Timeout)
@@ -279,6 +305,10 @@ type proc struct {
 	mu     sync.Mutex
 	reaped bool // the helper's pid may be reused: never signal its group again
 
+	// killer, when set, kills in place of grp: the helper is a persistent one (serve_linux.go),
+	// whose process and group outlive this call.
+	killer func()
+
 	reqW, inW, outR, errR, statusR *os.File
 	io                             sync.WaitGroup // request and stdin writers, output readers
 	out                            headBuffer
@@ -381,8 +411,20 @@ func (p *proc) begin(wreq *Request, stdin string, limit, stderrLimit int64) {
 	p.errOut = headTail{limit: stderrLimit}
 	p.budget = outputBudget{limit: limit, onOverflow: p.kill}
 	p.status = headBuffer{limit: 2*maxStatusMsg + maxCrashReport}
-	p.goIO(func() { writeRequest(p.reqW, wreq); p.reqW.Close() })
-	p.goIO(func() { io.WriteString(p.inW, stdin); p.inW.Close() })
+	// A small request fits the pipe and the helper reads it first thing, and no stdin is
+	// just an end of file: both are done here rather than by goroutines, which on an idle
+	// machine cost a thread's wake-up each.
+	if wreq.size() < smallRequest {
+		writeRequest(p.reqW, wreq)
+		p.reqW.Close()
+	} else {
+		p.goIO(func() { writeRequest(p.reqW, wreq); p.reqW.Close() })
+	}
+	if stdin == "" {
+		p.inW.Close()
+	} else {
+		p.goIO(func() { io.WriteString(p.inW, stdin); p.inW.Close() })
+	}
 	p.goIO(func() { drain(p.outR, p.budget.counting(&p.out)) })
 	p.goIO(func() { drain(p.errR, p.budget.counting(&p.errOut)) })
 	// Drained while the helper runs: a crash report of the helper's runtime can be larger than
@@ -401,6 +443,10 @@ func (p *proc) goIO(f func()) {
 // kill kills the helper's whole process group (its job object on Windows), unless the helper
 // has been reaped.
 func (p *proc) kill() {
+	if p.killer != nil {
+		p.killer()
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.reaped {

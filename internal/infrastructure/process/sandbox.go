@@ -22,11 +22,11 @@ type sandboxLaunch struct {
 	files []*os.File // passed to the helper from fd statusFD+1
 }
 
-// sandbox compiles req.Policy narrowed by req.Restrictions, prepares the helper's sandbox,
-// puts the spec on the wire and filters the environment the script starts from
-// (sandbox.Spec.BaseEnv: the policy's env.allow and env.set), to which git's sandbox settings
-// are added (GitEnv). Without a policy it returns nil.
-func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunch, error) {
+// compile compiles req.Policy narrowed by req.Restrictions into a spec and filters the
+// environment the script starts from (sandbox.Spec.BaseEnv: the policy's env.allow and
+// env.set), to which git's sandbox settings are added (GitEnv). Without a policy it returns
+// nil.
+func (r *Runner) compile(req ports.ProcessRequest, wreq *Request) (*sandbox.Spec, error) {
 	if req.Policy == nil {
 		return nil, nil
 	}
@@ -61,6 +61,11 @@ func (r *Runner) sandbox(req ports.ProcessRequest, wreq *Request) (*sandboxLaunc
 		return nil, err
 	}
 	wreq.Env = GitEnv(wreq.Env, dir, req.Policy.GitHooks)
+	return spec, nil
+}
+
+// launch prepares the sandbox of one helper for spec and puts the spec on the wire.
+func (r *Runner) launch(spec *sandbox.Spec, wreq *Request) (*sandboxLaunch, error) {
 	l, err := sandbox.PrepareIndexed(spec, r.cfg.SandboxReport(), &r.protect)
 	if err != nil {
 		return nil, err

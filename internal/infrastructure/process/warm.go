@@ -7,7 +7,8 @@ package process
 // of the run (the sandbox spec the helper applies, the working directory it enters); the
 // cgroup, which belongs to one run, is joined when the helper is taken
 // (sandbox.Launch.Enroll). Nothing of one run reaches the next: every run has a helper
-// process of its own, which runs one request and exits.
+// process of its own, which runs one request and exits. (Sandboxed runs that a persistent
+// helper serves, Config.Serve, take none of these.)
 
 import (
 	"fmt"
@@ -147,6 +148,7 @@ func (w *warm) close() {
 // after Close start their helper when they need it. Idempotent.
 func (r *Runner) Close() error {
 	r.warm.close()
+	r.servers.close()
 	return nil
 }
 

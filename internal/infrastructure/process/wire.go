@@ -20,6 +20,10 @@ package process
 //	  'D'  the working directory, absolute        at most once; the helper enters it
 //	                                             first (a helper started ahead of its
 //	                                             request was not started in it)
+//	  'P'  the control socket's descriptor,      at most once: the helper sets up its
+//	       decimal                               sandbox, then serves the calls sent on
+//	                                             that socket (serve_linux.go) instead of
+//	                                             running the script, which is empty
 //	  '.'  end of request, n = 0                  exactly once, last; EOF follows
 //
 // A frame larger than maxFrame, an unknown tag or a missing frame is a protocol error: the
@@ -49,6 +53,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -64,6 +69,8 @@ const (
 	// tagSandbox carries the encoded sandbox spec. [sandbox]
 	tagSandbox = 'X'
 	tagDir     = 'D'
+	// tagServe makes the helper a persistent one; the payload is its control socket's fd.
+	tagServe = 'P'
 
 	statusReady  = 'R'
 	statusFailed = 'F'
@@ -92,6 +99,9 @@ type Request struct {
 	// Sandbox is the encoded sandbox spec (sandbox.Spec.Encode) the helper applies before
 	// the script runs; empty for none. [sandbox]
 	Sandbox []byte
+	// Serve is the descriptor of the control socket on which a persistent helper receives
+	// its calls once its sandbox is set up; 0 for a helper that runs Script and exits.
+	Serve int
 }
 
 // writeRequest encodes req to w. Vars are written in name order, so the stream is deterministic.
@@ -123,9 +133,27 @@ func writeRequest(w io.Writer, req *Request) error {
 	if req.Dir != "" {
 		fw.frame(tagDir, req.Dir)
 	}
+	if req.Serve > 0 {
+		fw.frame(tagServe, strconv.Itoa(req.Serve))
+	}
 	fw.frame(tagEnd, "")
 	fw.flush()
 	return fw.err
+}
+
+// smallRequest bounds a request written without a goroutine: well under a pipe's buffer.
+const smallRequest = 16 << 10
+
+// size is about the request's size on the wire, at least its payloads'.
+func (req *Request) size() int {
+	n := len(req.Script) + len(req.Sandbox) + len(req.Dir)
+	for _, kv := range req.Env {
+		n += len(kv) + 2
+	}
+	for k, v := range req.Vars {
+		n += len(k) + len(v) + 4
+	}
+	return n
 }
 
 // largePayload is the size from which a payload is written on its own rather than buffered.
@@ -235,6 +263,17 @@ func readRequest(r io.Reader) (*Request, error) {
 			}
 			if !filepath.IsAbs(req.Dir) {
 				return nil, fmt.Errorf("working directory %q is not absolute", req.Dir)
+			}
+		case tagServe:
+			if req.Serve != 0 {
+				return nil, errors.New("two control sockets in one request")
+			}
+			fd, err := readPayload(br, n)
+			if err != nil {
+				return nil, fmt.Errorf("read control socket: %w", err)
+			}
+			if req.Serve, err = strconv.Atoi(fd); err != nil || req.Serve <= statusFD {
+				return nil, fmt.Errorf("control socket %q is not a descriptor after the status pipe", fd)
 			}
 		default:
 			return nil, fmt.Errorf("unknown frame tag %q", tag)

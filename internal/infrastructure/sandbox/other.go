@@ -60,6 +60,9 @@ func (l *Launch) ExtraFiles(first int) []*os.File { return nil }
 // Enroll does nothing outside Linux, where there is no cgroup.
 func (l *Launch) Enroll(pid int) error { return nil }
 
+// Serves returns false: outside Linux no helper has a pid namespace to clean between calls.
+func (l *Launch) Serves() bool { return false }
+
 // LimitReached reports nothing outside Linux, where no limit is set.
 func (l *Launch) LimitReached() string { return "" }
 

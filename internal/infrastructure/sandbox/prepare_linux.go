@@ -49,6 +49,15 @@ func (l *Launch) ExtraFiles(first int) []*os.File {
 	return l.files
 }
 
+// Serves reports whether the helper of this Launch may serve several calls of its spec, one
+// after the other (the process runner's persistent helpers): it is the first process of pid
+// and mount namespaces of its own, so it can kill everything a call left behind and nothing
+// can leave them, and it has no cgroup, whose counters and memory charge would span calls.
+func (l *Launch) Serves() bool {
+	p := l.Spec.Plan
+	return slices.Contains(p.Namespaces, LayerPIDNS) && slices.Contains(p.Namespaces, LayerMountNS) && p.Cgroup == ""
+}
+
 // Close removes the private temporary directory and the cgroup. Call it after the helper has
 // been waited for; it is idempotent.
 func (l *Launch) Close() error {

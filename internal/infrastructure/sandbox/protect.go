@@ -79,17 +79,25 @@ const (
 // to case as the file tools do; the segments of dir, the working directory, are taken as they
 // are), sorted. Patterns with "**" are looked for by walking their static prefix without
 // following symbolic links and without entering a .git directory (the git patterns are
-// static) or a directory already matched; the rest by filepath.Glob. truncated says a walk
+// static) or a directory already matched (by a walk, or whole by a static pattern, as .awf:
+// its mount hides everything beneath it); the rest by filepath.Glob. truncated says a walk
 // stopped at maxProtectWalk entries. The process helper's mount namespace hides what it
 // returns.
 func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string, truncated bool) {
 	var deep [][]string
 	var set strings.Builder
 	roots := map[string]bool{}
+	hidden := map[string]bool{} // directories matched whole: the walks do not enter them
 	for _, pat := range patterns {
 		if !strings.Contains(pat, "**") {
 			found, _ := filepath.Glob(foldBelow(dir, pat)) // a bad pattern matches nothing
 			matches = append(matches, found...)
+			for _, f := range found {
+				if fi, err := os.Lstat(f); err == nil && fi.IsDir() {
+					hidden[f] = true
+					set.WriteString("=" + f + "\x00") // the records depend on them
+				}
+			}
 			continue
 		}
 		deep = append(deep, splitPath(strings.ToLower(pat)))
@@ -106,7 +114,7 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 	if x.now != nil {
 		now = x.now
 	}
-	w := &protectWalk{deep: deep, old: x.sets[set.String()], seen: map[string]*dirRecord{}, now: now(), reads: &x.reads}
+	w := &protectWalk{deep: deep, hidden: hidden, old: x.sets[set.String()], seen: map[string]*dirRecord{}, now: now(), reads: &x.reads}
 	for _, root := range walks {
 		// A root reached through a symbolic link (a working directory under a linked
 		// directory) is walked: only the links beneath it are not followed.
@@ -133,6 +141,7 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 // protectWalk is one walk of Matches.
 type protectWalk struct {
 	deep    [][]string
+	hidden  map[string]bool       // directories a static pattern matched: hidden whole, not entered
 	old     map[string]*dirRecord // the records of the last walk with these patterns
 	seen    map[string]*dirRecord // the records of this one
 	now     time.Time
@@ -161,7 +170,7 @@ func (w *protectWalk) visit(p string, kind itemKind) error {
 // kind says what the walk does with the entry p.
 func (w *protectWalk) kind(p string, isDir bool) itemKind {
 	switch {
-	case matchAny(w.deep, p):
+	case matchAny(w.deep, p), isDir && w.hidden[p]:
 		return itemMatch
 	case isDir && filepath.Base(p) == ".git":
 		return itemGit

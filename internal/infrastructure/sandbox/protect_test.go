@@ -35,6 +35,30 @@ func TestProtectMatches(t *testing.T) {
 	}
 }
 
+// TestProtectIndexSkipsHiddenDirectories: a directory a static pattern hides whole (.awf,
+// where awf's state changes at every step) is not walked for the other patterns: nothing in
+// it can be reached, and reading it again at every call would cost as much as it holds.
+func TestProtectIndexSkipsHiddenDirectories(t *testing.T) {
+	ws := t.TempDir()
+	for _, f := range []string{".awf/runs/r.yaml", ".awf/runs/sub/.env", "a/.env"} {
+		p := filepath.Join(ws, f)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, nil, 0o644))
+	}
+	var pats []string
+	for _, p := range DefaultProtect {
+		pats = append(pats, filepath.Join(ws, p))
+	}
+	idx := new(ProtectIndex)
+	got, _ := idx.Matches(ws, pats)
+	if want := []string{filepath.Join(ws, ".awf"), filepath.Join(ws, "a/.env")}; !slices.Equal(got, want) {
+		t.Errorf("Matches = %v, want %v", got, want)
+	}
+	if idx.reads != 2 { // ws and a
+		t.Errorf("the walk read %d directories, want 2: not .awf nor beneath it", idx.reads)
+	}
+}
+
 func TestMatchSegments(t *testing.T) {
 	for _, tc := range []struct {
 		pat, path string

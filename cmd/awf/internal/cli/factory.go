@@ -52,6 +52,13 @@ func newFactory(ios *iostreams.IOStreams, getenv func(string) string, environ []
 	f.Agents = func(t *cmdutil.Tools, opts cmdutil.RunnerOptions) (runner.AgentExecutor, func() error, error) {
 		return agentsOnly(f, environ, t, opts)
 	}
+	f.Providers = func(opts cmdutil.RunnerOptions) (ports.ProviderSource, func() error, error) {
+		p, err := providerSource(f, environ, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.Close, nil
+	}
 	return f
 }
 

@@ -39,6 +39,10 @@ type Factory struct {
 	// an engine that runs the steps around agent steps itself (a worker of the temporal
 	// engine); done closes the providers.
 	Agents func(t *Tools, opts RunnerOptions) (agents runner.AgentExecutor, done func() error, err error)
+	// Providers resolves the model providers of a run's agent steps with the run's model
+	// settings, for an engine that runs the agent loop itself and only the model turns on a
+	// worker (the temporal engine); done closes them.
+	Providers func(opts RunnerOptions) (providers ports.ProviderSource, done func() error, err error)
 	// Describe gives `awf run --dry-run` what it shows of agent steps, running nothing: the
 	// tools a run of wf in workDir could reach, described without the approval flow or the
 	// audit log, and the providers with the run's model settings (opts: --provider, --model,

@@ -45,12 +45,14 @@ type Activities struct {
 	// journals is where agent step attempts keep their record as they go, in the payload
 	// store (shared by the workers of a shared workspace).
 	journals string
+	// store is the payload store, where model requests' messages are kept by digest.
+	store string
 }
 
 // NewActivities returns the activities of a worker whose own task queue is queue.
 func NewActivities(f *cmdutil.Factory, queue string) *Activities {
 	return &Activities{F: f, Queue: queue, procs: process.NewLocal(process.Config{}), runs: map[string]*runTools{},
-		journals: filepath.Join(payloadDir(f), "agent-steps")}
+		journals: filepath.Join(payloadDir(f), "agent-steps"), store: payloadDir(f)}
 }
 
 // runTools is what a worker builds once per run: its workflow, governed tools and agent loop.
@@ -60,6 +62,7 @@ type runTools struct {
 	tools   *cmdutil.Tools
 	agents  runner.AgentExecutor
 	binding string // digest of the run's policy, for approvals
+	models  models // model providers of agent steps whose loop runs in the workflow
 	err     error
 }
 
@@ -87,14 +90,67 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 		return ToolOutput{Err: failure(rt.err)}, nil
 	}
 	info, err := describe(ctx, rt.tools.Registry, in.Req)
-	if activity.GetInfo(ctx).Attempt > 1 && (err != nil || !info.Annotations.Idempotent) {
-		return ToolOutput{Result: tool.Result{Status: tool.StatusError,
-			Error: fmt.Sprintf("interrupted: the worker running this call was lost; tool %q is not idempotent, so it is not run again", in.Req.Name)}}, nil
+	// What the tool's check needs of the call, recorded with it as a local run records it
+	// (tool.Checker), and sent with every heartbeat: it is taken before the call runs
+	// (write_file's size before an append), so a worker taking over checks with the one
+	// the lost worker took, never one of its own.
+	var intent map[string]any
+	chk := info.Checker
+	if chk != nil && !chk.Checks() {
+		chk = nil
+	}
+	inv := tool.Invocation{ID: in.Req.CallID, Args: in.Req.Args, Scope: in.Req.Scope}
+	first := activity.GetInfo(ctx).Attempt <= 1
+	switch {
+	case chk != nil && first:
+		intent = chk.Intent(ctx, inv)
+		activity.RecordHeartbeat(ctx, intent)
+	case chk != nil && activity.HasHeartbeatDetails(ctx):
+		_ = activity.GetHeartbeatDetails(ctx, &intent)
+	}
+	var rcv *state.Recovery
+	if !first {
+		// A lost worker left the call in flight: settled as a local resume settles it with
+		// nobody to ask (its check, else run again if idempotent, else outcome unknown).
+		unsure := ""
+		if chk != nil && intent == nil {
+			unsure = "its check cannot tell: what it needs was not recorded before the worker was lost"
+		}
+		if chk != nil && intent != nil {
+			check := chk.Check(ctx, inv, intent)
+			switch check.Verdict {
+			case tool.VerdictDone:
+				r := state.Recovery{Decision: state.RecoveryDone, By: state.RecoveredByCheck, Detail: check.Detail}
+				res := tool.Result{Status: tool.StatusOK, Approval: r.By,
+					Output: "This call was running when its worker was lost; it took effect (" + r.By + ": " + check.Detail + ")."}
+				if err := a.auditRecovery(ctx, rt, in.Req, r, ports.OutcomeOK, ""); err != nil {
+					return ToolOutput{Err: failure(err)}, nil
+				}
+				return ToolOutput{Result: res, Recovery: &r, Intent: intent}, nil
+			case tool.VerdictNotDone:
+				rcv = &state.Recovery{Decision: state.RecoveryRerun, By: state.RecoveredByCheck, Detail: check.Detail}
+			default:
+				unsure = "its check could not tell: " + check.Detail
+			}
+		}
+		if rcv == nil && (err != nil || !info.Annotations.Idempotent) {
+			return a.interrupted(ctx, rt, in.Req, unsure)
+		}
+		if rcv == nil {
+			rcv = &state.Recovery{Decision: state.RecoveryRerun, By: state.RecoveredByIdempotent, Detail: joinDetail("the worker running it was lost", unsure)}
+		}
+		if err := a.auditRecovery(ctx, rt, in.Req, *rcv, ports.OutcomeUnknown, "interrupted: the worker running this call was lost; it runs again"); err != nil {
+			return ToolOutput{Err: failure(err)}, nil
+		}
+		if chk != nil { // the call runs again: what its check needs now
+			intent = chk.Intent(ctx, inv)
+			activity.RecordHeartbeat(ctx, intent)
+		}
 	}
 	// --non-interactive given to awf run: nothing waits for a person, as in a local run.
 	noWait := in.Run.NonInteractive != ""
 	ctx = context.WithValue(ctx, grantKey{}, grant{d: in.Grant, binding: rt.binding + "\x00" + descriptor(info), noWait: noWait})
-	defer heartbeat(ctx, nil)()
+	defer heartbeat(ctx, func() any { return intent })()
 	res, err := rt.tools.Invoker.Invoke(ctx, in.Req)
 	if p, ok := errors.AsType[*pendingError](err); ok {
 		return ToolOutput{Pending: &p.p}, nil
@@ -102,7 +158,42 @@ func (a *Activities) Tool(ctx context.Context, in ToolInput) (ToolOutput, error)
 	if g := in.Grant; g != nil && !g.Allow && g.Reason != "" && res.Denied {
 		res.Error += "; " + g.By + " said: " + g.Reason
 	}
-	return ToolOutput{Result: res, Err: failure(err)}, nil
+	return ToolOutput{Result: res, Err: failure(err), Recovery: rcv, Intent: intent}, nil
+}
+
+// interrupted settles a call a lost worker left in flight whose tool is not idempotent and
+// whose check (if any) could not tell, as a local resume settles it with nobody to ask: not
+// run again, its outcome unknown, an error for the model, and an audit record closing the
+// started one.
+func (a *Activities) interrupted(ctx context.Context, rt *runTools, req ports.ToolRequest, unsure string) (ToolOutput, error) {
+	r := state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive,
+		Detail: joinDetail("the worker running it was lost; the tool is not idempotent, so it is not run again", unsure)}
+	msg := fmt.Sprintf("interrupted: the worker running this call was lost; tool %q is not idempotent, so it is not run again", req.Name)
+	if err := a.auditRecovery(ctx, rt, req, r, ports.OutcomeUnknown, msg); err != nil {
+		return ToolOutput{Err: failure(err)}, nil
+	}
+	return ToolOutput{Result: tool.Result{Status: tool.StatusError, Error: msg}, Recovery: &r}, nil
+}
+
+// auditRecovery writes the audit record that closes the started record of a call a lost
+// worker cut off, with what was decided about it (as a local resume's).
+func (a *Activities) auditRecovery(ctx context.Context, rt *runTools, req ports.ToolRequest, r state.Recovery, outcome, msg string) error {
+	if rt.tools.Audit == nil {
+		return nil
+	}
+	err := rt.tools.Audit.Record(ctx, ports.AuditRecord{Time: time.Now(), RunID: req.RunID, Step: req.Step, CallID: req.CallID,
+		Tool: req.Name, Outcome: outcome, Error: msg, Recovery: &r})
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("audit the recovery of call %s: %w", req.CallID, err))
+	}
+	return nil
+}
+
+func joinDetail(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
 }
 
 // Agent runs one attempt of an agent step with the run's agent loop. The step's record is

@@ -113,6 +113,7 @@ func registerActivities(w activityRegistry, a *Activities) {
 	w.RegisterActivityWithOptions(a.Shell, activity.RegisterOptions{Name: ActivityShell})
 	w.RegisterActivityWithOptions(a.Tool, activity.RegisterOptions{Name: ActivityTool})
 	w.RegisterActivityWithOptions(a.Agent, activity.RegisterOptions{Name: ActivityAgent})
+	registerAgentActivities(w, a)
 }
 
 func newCmdDecide(f *cmdutil.Factory, allow bool) *cobra.Command {

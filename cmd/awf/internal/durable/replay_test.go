@@ -13,8 +13,10 @@ import (
 // of shell steps, a parallel group and tool calls; a failed step; a denied durable approval;
 // a shared-workspace run; a sub-workflow as a child workflow; the first and the last
 // execution of a run that continued as new, with the payloads they reference in
-// testdata/payloads) with the SDK's replayer: a change to the workflow (awf's runner
-// included) that would make runs in flight fail their replay fails here. Record new ones with
+// testdata/payloads; an agent step of four model turns, parallel read-only calls, a refused
+// call and a prompt_file, each its own activity; an agent step's call approved by a person
+// while it waited) with the SDK's replayer: a change to the workflow (awf's runner included)
+// that would make runs in flight fail their replay fails here. Record new ones with
 // `temporal workflow show -w RUN_ID --output json` when a change is meant to be incompatible
 // (and version it with workflow.GetVersion).
 func TestReplayRecordedHistories(t *testing.T) {

@@ -156,6 +156,10 @@ type ToolOutput struct {
 	Result  tool.Result
 	Err     *Failure
 	Pending *Pending
+	// Recovery is what the worker decided about a call a lost worker left in flight.
+	Recovery *state.Recovery
+	// Intent is what the tool's check needs of the call, for its record (tool.Checker).
+	Intent map[string]any
 }
 
 // AgentInput is one attempt of an agent step.

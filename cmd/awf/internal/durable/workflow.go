@@ -104,6 +104,7 @@ type execution struct {
 	waiting   map[string]Pending
 	decisions map[string]Decision
 	signals   workflow.ReceiveChannel
+	agentSteps
 }
 
 // Stat is what the submitter saw of a file_exists or dir_exists input's path.
@@ -351,6 +352,7 @@ func (p toolPort) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Resul
 		if err := workflow.ExecuteActivity(wctx, ActivityTool, in).Get(wctx, &out); err != nil {
 			return tool.Result{}, activityError(ctx, "tool "+req.Name, err)
 		}
+		p.x.settled(req.CallID, out)
 		if out.Pending == nil {
 			return out.Result, out.Err.err()
 		}
@@ -407,31 +409,4 @@ func (x *execution) drain() {
 		}
 		x.decisions[d.CallID] = d
 	}
-}
-
-// agentPort runs an attempt of an agent step as one activity.
-type agentPort struct{ x *execution }
-
-func (p agentPort) Execute(ctx context.Context, sc runner.StepContext) (runner.StepOutcome, error) {
-	in := AgentInput{Run: p.x.ref, Step: sc.Step.Name, Scope: sc.Scope, Attempt: sc.Attempt, Previous: sc.Previous,
-		Others: map[string]state.StepState{}}
-	_ = sc.Save(ctx, func(s *state.StepState) { in.Live = *s })
-	if a := sc.Step.Agent; a != nil && a.ContinueFrom != "" {
-		if s, ok := sc.Lookup(a.ContinueFrom); ok {
-			in.Others[a.ContinueFrom] = s
-		}
-	}
-	var out AgentOutput
-	wctx := p.x.activity(ctx, 0)
-	if err := workflow.ExecuteActivity(wctx, ActivityAgent, in).Get(wctx, &out); err != nil {
-		return runner.StepOutcome{}, activityError(ctx, "agent step", err)
-	}
-	for _, ev := range out.Events {
-		sc.Emit(ev)
-	}
-	_ = sc.Save(ctx, func(s *state.StepState) {
-		s.ToolCalls, s.ToolStats, s.Tokens, s.Conversation = out.Record.ToolCalls, out.Record.ToolStats, out.Record.Tokens, out.Record.Conversation
-		s.Turns, s.Vars = out.Record.Turns, out.Record.Vars
-	})
-	return out.Outcome, out.Err.err()
 }

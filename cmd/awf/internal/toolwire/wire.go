@@ -18,13 +18,13 @@ import (
 )
 
 // Processes returns the runner of tool processes: the sandboxed helper (host allowlists
-// through the filtering proxy; helpers for the next calls started ahead), or a container
-// when the policy says backend: container. The returned function stops the proxies, the
-// helpers started ahead and the container client. helper is the program re-run as the helper
-// ("" for this one).
+// through the filtering proxy; a helper per sandbox that stays up for the run, or helpers for
+// the next calls started ahead), or a container when the policy says backend: container. The
+// returned function stops the proxies, the helpers and the container client. helper is the
+// program re-run as the helper ("" for this one).
 func Processes(workDir, helper string, log *slog.Logger) (ports.ProcessRunner, func()) {
 	proxies := &netproxy.Pool{}
-	helpers := process.New(process.Config{HelperPath: helper, Proxy: proxies.Port, Warm: true})
+	helpers := process.New(process.Config{HelperPath: helper, Proxy: proxies.Port, Warm: true, Serve: true})
 	procs := &container.Selector{Process: helpers, Container: container.Config{WorkDir: workDir, Log: log}}
 	return procs, func() { procs.Close(); helpers.Close(); proxies.Close() }
 }

@@ -98,6 +98,17 @@ type stepPlayer struct {
 	workflow, step string
 }
 
+// Seek makes the step's next reply its nth recorded one (0 is the first). An engine that
+// runs each model turn as a task of its own, on whichever worker takes it (the temporal
+// engine), says which turn of the step it plays: a player opened by another worker, or after
+// a crash, would count from the first.
+func (s *stepPlayer) Seek(n int) {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	_, k := s.p.interactions(s.workflow, s.step)
+	s.p.next[k] = max(n, 0)
+}
+
 // Chat returns the recorded reply when req matches the next recorded request of the step.
 // A mismatch, or a request beyond what was recorded, is a fault.Execution error (the step
 // fails, and so the run: exit code 3) that names the first difference and says how to record
