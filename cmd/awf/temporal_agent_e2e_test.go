@@ -427,3 +427,56 @@ output: "{{states.work.output}}"
 		turns+1, turns, took.Round(time.Second), time.Since(start).Round(time.Second), d.WorkflowExecutionInfo.HistoryLength,
 		d.WorkflowExecutionInfo.HistorySizeBytes, strings.Fields(string(store))[0])
 }
+
+// TestTemporalAgentStepTimeout: an agent step's timeout bounds its whole attempt on the
+// temporal engine too (not each model turn or call): the call running when it ends is cut
+// off then, and the run fails as the same run fails locally.
+func TestTemporalAgentStepTimeout(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	e.write("slow.yaml", `name: agent-timeout
+tools:
+  - name: slow
+    description: Take a long while
+    command: "sleep 30"
+    approval: auto
+steps:
+  - name: work
+    type: agent
+    provider: openai
+    timeout: 2s
+    options:
+      model: test-model
+    prompt: Be slow.
+    tools: [slow]
+`)
+	e.write("slow.cassette.yaml", `version: 1
+interactions:
+  - workflow: agent-timeout
+    step: work
+    request:
+      model: test-model
+      messages:
+        - {role: user, content: "Be slow."}
+      tools: [slow]
+    response:
+      content: Slowly.
+      tool_calls:
+        - {id: call_1, name: slow, arguments: "{}"}
+`)
+	e.startWorker(addr)
+	local := e.runJSON(3, "run", "slow.yaml", "--replay", "slow.cassette.yaml")
+	remote := e.runJSON(3, "run", "slow.yaml", "--replay", "slow.cassette.yaml", "--engine", "temporal", "--temporal", addr)
+	if remote.Error.Message != local.Error.Message || !strings.Contains(local.Error.Message, "timed out after 2s") {
+		t.Errorf("error = %q, locally %q", remote.Error.Message, local.Error.Message)
+	}
+	if got, want := normalized(e.state(remote.RunID)), normalized(e.state(local.RunID)); got != want {
+		t.Errorf("state differs from the local run's:\n%s\nlocal:\n%s", got, want)
+	}
+	// The worker's governed path ended the call when the attempt's time was up, as locally
+	// (not the activity's timeout, which leaves room for heartbeats).
+	got, want := e.state(remote.RunID).States["work"].ToolCalls[0].Result, e.state(local.RunID).States["work"].ToolCalls[0].Result
+	if got == nil || want == nil || got.Error != want.Error {
+		t.Errorf("the cut-off call's result = %+v, locally %+v", got, want)
+	}
+}

@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -72,9 +70,14 @@ func MainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, gete
 }
 
 // mainWith is MainWith; with signals, a command that runs is cancelled by Ctrl-C and SIGTERM
-// and survives closed pipes (see watchSignals).
+// and survives closed pipes (see signalWatch).
 func mainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv func(string) string, environ []string,
 	extend func(f *cmdutil.Factory, root *cobra.Command), signals bool) int {
+	var watch signalWatch
+	if signals && !printsOnly(args) {
+		ctx = watch.start(ctx) // first: the threads os/signal starts come up while the rest is built
+	}
+	defer watch.close()
 	out := &watchedWriter{w: ios.Out}
 	ios.Out = out
 	f := newFactory(ios, getenv, environ)
@@ -84,8 +87,7 @@ func mainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, gete
 		extend(f, root)
 	}
 	if signals {
-		stop := watchSignals(root)
-		defer stop()
+		watch.hook(root)
 	}
 	root.SetArgs(args)
 	root.SetIn(ios.In)
@@ -186,30 +188,6 @@ func Program(extend func(f *cmdutil.Factory, root *cobra.Command)) int {
 		return process.FileHelperMain(os.Args)
 	}
 	return mainWith(context.Background(), os.Args[1:], iostreams.System(), os.Getenv, os.Environ(), extend, true)
-}
-
-// watchSignals makes the command that runs (its PersistentPreRunE, which cobra calls for a
-// command that runs and not for --version, --help or a usage error) cancel its context on
-// Ctrl-C or SIGTERM and survive the reader of its output going away. Only then: os/signal
-// starts a goroutine locked to a thread of its own and a second one waiting for signals,
-// about a tenth of the CPU of awf --version (perf), which needs neither; dying of SIGINT or
-// SIGPIPE while printing a version or help is what any Unix tool does. A subcommand with a
-// PersistentPreRunE of its own would hide the root's, and this with it. It returns what
-// stops watching, to be called once the exit code is known (stopping cancels the context).
-func watchSignals(root *cobra.Command) (stop func()) {
-	unwatch := func() {}
-	pre := root.PersistentPreRunE
-	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		iostreams.SurviveClosedPipes()
-		var ctx context.Context
-		ctx, unwatch = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-		cmd.SetContext(ctx)
-		if pre == nil {
-			return nil
-		}
-		return pre(cmd, args)
-	}
-	return func() { unwatch() }
 }
 
 // versionLine is what --version prints: "awf v1.2.3 (commit abc1234)", or "awf dev" when no

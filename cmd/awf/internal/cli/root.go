@@ -128,6 +128,9 @@ var commands = []struct {
 // that every command pays. Which command args name is found as cobra finds it, with
 // placeholders; a name that is no command's (an alias, help, __complete) gets every command.
 func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) []*cobra.Command {
+	if len(args) > 0 && versionOnly(args) && !slices.ContainsFunc(args, isWord) {
+		return nil // flags only: no command is named, without building placeholders to find one
+	}
 	if args != nil {
 		placeholders := make([]*cobra.Command, len(commands))
 		for i, c := range commands {
@@ -150,10 +153,19 @@ func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) []*cobr
 	return all
 }
 
+// isWord reports whether arg is no flag: a command's name, an argument or a flag's value.
+func isWord(arg string) bool { return !strings.HasPrefix(arg, "-") }
+
 // versionOnly reports whether args, which name no command, ask for the version and not for
 // help: cobra prints the version and stops, so the root command is all that is needed.
 func versionOnly(args []string) bool {
-	version, help := false, false
+	version, help := askedFor(args)
+	return version && !help
+}
+
+// askedFor reports whether args ask for the version (--version, -v) and for help (--help,
+// -h), before any "--".
+func askedFor(args []string) (version, help bool) {
 	for _, a := range args {
 		if a == "--" {
 			break
@@ -161,7 +173,7 @@ func versionOnly(args []string) bool {
 		version = version || a == "--version" || a == "-v"
 		help = help || a == "--help" || a == "-h"
 	}
-	return version && !help
+	return version, help
 }
 
 // completing reports whether args may be a shell's completion request (cobra's __complete

@@ -92,6 +92,13 @@ func (t agentTools) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Res
 	if err != nil {
 		return tool.Result{}, err
 	}
+	if _, ok := ctx.Value(deadlineKey{}).(time.Time); ok {
+		// The worker's governed path ends the call when the attempt ends, as a local run's
+		// context does (the activity's own timeout leaves room for heartbeats).
+		if left := ctx.Value(timeoutKey{}).(time.Duration); req.Timeout <= 0 || left < req.Timeout {
+			req.Timeout = left
+		}
+	}
 	return toolPort(t).Invoke(ctx, req)
 }
 
