@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 )
 
@@ -85,17 +86,7 @@ func TestSandboxServedCallsShareNothing(t *testing.T) {
 	e.write("served.yaml", servedWorkflow)
 	res := e.runJSON(0, "run", "served.yaml")
 	st := e.state(res.RunID)
-	out := func(step string) (ns, rest string) {
-		s, ok := st.States[step]
-		if !ok {
-			t.Fatalf("no state for step %s", step)
-		}
-		ns, rest, _ = strings.Cut(s.Output, "\n")
-		if !strings.HasPrefix(ns, "pid:[") {
-			t.Fatalf("step %s: output %q does not start with its pid namespace", step, s.Output)
-		}
-		return ns, rest
-	}
+	out := func(step string) (ns, rest string) { return servedOutput(t, st, step) }
 	helper, _ := out("leave")
 	want := "LEFT=unset\n" + e.dir + "\n0"
 	for _, step := range []string{"look", "look_again"} {
@@ -121,4 +112,19 @@ func TestSandboxServedCallsShareNothing(t *testing.T) {
 	if one, _ := out("one"); one == func() string { two, _ := out("two"); return two }() {
 		t.Errorf("two concurrent calls ran in one helper (%s)", one)
 	}
+}
+
+// servedOutput splits the output of a served call's step into its pid namespace (its first
+// line: the helper that served it) and the rest; a step missing or not starting so fails.
+func servedOutput(t *testing.T, st *state.RunState, step string) (ns, rest string) {
+	t.Helper()
+	s, ok := st.States[step]
+	if !ok {
+		t.Fatalf("no state for step %s", step)
+	}
+	ns, rest, _ = strings.Cut(s.Output, "\n")
+	if !strings.HasPrefix(ns, "pid:[") {
+		t.Fatalf("step %s: output %q does not start with its pid namespace", step, s.Output)
+	}
+	return ns, rest
 }

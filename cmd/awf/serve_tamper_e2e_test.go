@@ -61,17 +61,7 @@ func TestSandboxServedCallCannotTamperWithItsHelper(t *testing.T) {
 	e.write("tamper.yaml", tamperWorkflow)
 	res := e.runJSON(0, "run", "tamper.yaml")
 	st := e.state(res.RunID)
-	out := func(step string) (ns, rest string) {
-		s, ok := st.States[step]
-		if !ok {
-			t.Fatalf("no state for step %s", step)
-		}
-		ns, rest, _ = strings.Cut(s.Output, "\n")
-		if !strings.HasPrefix(ns, "pid:[") {
-			t.Fatalf("step %s: output %q does not start with its pid namespace", step, s.Output)
-		}
-		return ns, rest
-	}
+	out := func(step string) (ns, rest string) { return servedOutput(t, st, step) }
 	helper, before := out("before")
 	if tns, rest := out("tamper"); tns != helper || rest != "done" {
 		t.Fatalf("tamper ran in %s (want %s, the helper of the first call) and said %q", tns, helper, rest)
