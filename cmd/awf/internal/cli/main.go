@@ -74,9 +74,6 @@ func MainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, gete
 func mainWith(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv func(string) string, environ []string,
 	extend func(f *cmdutil.Factory, root *cobra.Command), signals bool) int {
 	var watch signalWatch
-	if signals && !printsOnly(args) {
-		ctx = watch.start(ctx) // first: the threads os/signal starts come up while the rest is built
-	}
 	defer watch.close()
 	out := &watchedWriter{w: ios.Out}
 	ios.Out = out

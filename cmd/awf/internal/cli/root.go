@@ -87,7 +87,13 @@ call: a YAML state file per run and an append-only audit log.`,
 	pf.StringVar(&f.Flags.Approve, "approve", "", "override every tool's approval mode: auto, prompt or deny (a deny in the workflow stays)")
 	pf.BoolVarP(&f.Flags.Yes, "yes", "y", false, "approve calls that would prompt (a deny in the workflow stays)")
 
-	root.AddCommand(commandsFor(root, f, args)...)
+	cmds, named := commandsFor(root, f, args)
+	root.AddCommand(cmds...)
+	if named {
+		// Only the named command can run: the completion command (five commands with their
+		// flags, built by cobra on every start) is not needed.
+		root.CompletionOptions.DisableDefaultCmd = true
+	}
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
 	if args == nil || completing(args) {
@@ -127,9 +133,10 @@ var commands = []struct {
 // mean" search them). Building all of them, with their flags, was a tenth of the start-up
 // that every command pays. Which command args name is found as cobra finds it, with
 // placeholders; a name that is no command's (an alias, help, __complete) gets every command.
-func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) []*cobra.Command {
+// named reports whether args name one of the commands (then the only one built).
+func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) (cmds []*cobra.Command, named bool) {
 	if len(args) > 0 && versionOnly(args) && !slices.ContainsFunc(args, isWord) {
-		return nil // flags only: no command is named, without building placeholders to find one
+		return nil, false // flags only: no command is named, without building placeholders to find one
 	}
 	if args != nil {
 		placeholders := make([]*cobra.Command, len(commands))
@@ -140,17 +147,17 @@ func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) []*cobr
 		found, _, err := root.Find(args)
 		root.RemoveCommand(placeholders...)
 		if i := slices.Index(placeholders, found); err == nil && i >= 0 {
-			return []*cobra.Command{commands[i].build(f)}
+			return []*cobra.Command{commands[i].build(f)}, true
 		}
 		if found == root && versionOnly(args) {
-			return nil
+			return nil, false
 		}
 	}
 	all := make([]*cobra.Command, len(commands))
 	for i, c := range commands {
 		all[i] = c.build(f)
 	}
-	return all
+	return all, false
 }
 
 // isWord reports whether arg is no flag: a command's name, an argument or a flag's value.

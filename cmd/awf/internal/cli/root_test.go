@@ -35,16 +35,18 @@ func TestCommandNames(t *testing.T) {
 }
 
 // TestCommandsFor checks which top-level commands are built for a command line: only the one
-// it names (found past global flags and their values), none for --version alone, all otherwise.
+// it names (found past global flags and their values), with help and without completion; none
+// for --version alone; all otherwise, completion among them.
 func TestCommandsFor(t *testing.T) {
 	all := names(NewCmdRoot(testFactory()).Commands())
 	tests := []struct {
 		args []string
 		want []string
 	}{
-		{[]string{"validate", "wf.yaml"}, []string{"completion", "help", "validate"}},
-		{[]string{"--state-dir", "run", "tools", "list"}, []string{"completion", "help", "tools"}},
-		{[]string{"-q", "run", "--help"}, []string{"completion", "help", "run"}},
+		{[]string{"validate", "wf.yaml"}, []string{"help", "validate"}},
+		{[]string{"--state-dir", "run", "tools", "list"}, []string{"help", "tools"}},
+		{[]string{"-q", "run", "--help"}, []string{"help", "run"}},
+		{[]string{"completion", "bash"}, all},
 		{[]string{"--version"}, nil},
 		{[]string{"-v", "--state-dir", "x"}, nil},
 		{[]string{"--version", "--help"}, all},

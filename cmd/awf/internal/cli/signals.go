@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 )
 
@@ -15,13 +16,11 @@ import (
 // saved as interrupted) and keeps it alive when the reader of its output goes away
 // (iostreams.SurviveClosedPipes). Watching costs every process two threads: os/signal starts
 // a goroutine locked to a thread of its own and a second one waiting for signals, about a
-// tenth of the CPU of awf --version (perf), which needs neither. So a command line that only
-// asks for the version or for help (printsOnly) does not watch, and dies of SIGINT or SIGPIPE
-// as any Unix tool does; any other starts watching at once, so that the threads come up while
-// the command tree is built (started in the root's PersistentPreRunE instead, validate took
-// 0.1 ms longer); and a command that runs anyway (a flag's value that looked like --help)
-// starts watching in the root's PersistentPreRunE (hook), which cobra calls for a command
-// that runs and not for --version, --help or a usage error.
+// tenth of the CPU of awf --version (perf). So watching starts in the root's
+// PersistentPreRunE (hook), which cobra calls for a command that runs and not for --version,
+// --help or a usage error, and only for a command that has something to save or to stop: one
+// marked cmdutil.NoSignalWatch (awf validate, which reads files and starts nothing) dies of
+// SIGINT or SIGPIPE as any Unix tool does.
 type signalWatch struct {
 	stop context.CancelFunc // nil until watching
 }
@@ -40,7 +39,7 @@ func (w *signalWatch) start(ctx context.Context) context.Context {
 func (w *signalWatch) hook(root *cobra.Command) {
 	pre := root.PersistentPreRunE
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		if w.stop == nil {
+		if w.stop == nil && !cmdutil.WatchesNoSignals(cmd) {
 			cmd.SetContext(w.start(cmd.Context()))
 		}
 		if pre == nil {
@@ -56,11 +55,4 @@ func (w *signalWatch) close() {
 	if w.stop != nil {
 		w.stop()
 	}
-}
-
-// printsOnly reports whether args only ask for the version or for help (askedFor), or are
-// empty (awf alone prints its help): cobra then prints and runs no command.
-func printsOnly(args []string) bool {
-	version, help := askedFor(args)
-	return len(args) == 0 || version || help
 }

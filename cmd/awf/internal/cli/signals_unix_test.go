@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 )
 
 // waitForSIGINT is a command that sends SIGINT to its own process and returns its context's
@@ -32,38 +34,22 @@ func waitForSIGINT() *cobra.Command {
 	return c
 }
 
-// TestSignalWatchCancelsTheCommand checks both ways a command that runs comes to be watched:
-// started before (a command line that is not printsOnly) and started by the root's
-// PersistentPreRunE (a command that runs although its command line looked print-only: a
-// flag's value that reads --help). Either
-// way SIGINT cancels the command's context, the one mainWith takes the exit code from, with
-// signal.NotifyContext's cause, and the root's own PersistentPreRunE still runs.
+// TestSignalWatchCancelsTheCommand checks that a command that runs is watched, from the root's
+// PersistentPreRunE, also when its command line looked print-only (a flag's value that reads
+// --help): SIGINT cancels the command's context, the one mainWith takes the exit code from,
+// with signal.NotifyContext's cause, and the root's own PersistentPreRunE still runs.
 func TestSignalWatchCancelsTheCommand(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		args  []string
-		early bool
-	}{
-		{"started at once", []string{"wait"}, true},
-		{"started by the hook", []string{"wait", "--input", "--help"}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, args := range [][]string{{"wait"}, {"wait", "--input", "--help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			root := &cobra.Command{Use: "awf", SilenceUsage: true, SilenceErrors: true}
 			preRan := false
 			root.PersistentPreRunE = func(*cobra.Command, []string) error { preRan = true; return nil }
 			root.AddCommand(waitForSIGINT())
 			var w signalWatch
 			defer w.close()
-			ctx := context.Background()
-			if printsOnly(tc.args) != !tc.early {
-				t.Fatalf("printsOnly(%q) = %v", tc.args, tc.early)
-			}
-			if tc.early {
-				ctx = w.start(ctx)
-			}
 			w.hook(root)
-			root.SetArgs(tc.args)
-			cmd, err := root.ExecuteContextC(ctx)
+			root.SetArgs(args)
+			cmd, err := root.ExecuteContextC(context.Background())
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("wait: %v, want the context cancelled", err)
 			}
@@ -77,24 +63,26 @@ func TestSignalWatchCancelsTheCommand(t *testing.T) {
 	}
 }
 
-// TestPrintsOnly checks which command lines start no signal watching up front.
-func TestPrintsOnly(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want bool
-	}{
-		{nil, true},
-		{[]string{"--version"}, true},
-		{[]string{"-v", "--state-dir", "x"}, true},
-		{[]string{"run", "wf.yaml", "--help"}, true},
-		{[]string{"-h"}, true},
-		{[]string{"validate", "wf.yaml"}, false},
-		{[]string{"run", "wf.yaml", "--", "--help"}, false},
-		{[]string{"help", "run"}, false},
-	} {
-		if got := printsOnly(tc.args); got != tc.want {
-			t.Errorf("printsOnly(%q) = %v, want %v", tc.args, got, tc.want)
-		}
+// TestMarkedCommandWatchesNoSignals checks that a command marked cmdutil.NoSignalWatch runs
+// without the watch (no os/signal threads), and that awf validate is marked.
+func TestMarkedCommandWatchesNoSignals(t *testing.T) {
+	root := &cobra.Command{Use: "awf", SilenceUsage: true, SilenceErrors: true}
+	quiet := &cobra.Command{Use: "quiet", RunE: func(*cobra.Command, []string) error { return nil }}
+	cmdutil.NoSignalWatch(quiet)
+	root.AddCommand(quiet)
+	var w signalWatch
+	defer w.close()
+	w.hook(root)
+	root.SetArgs([]string{"quiet"})
+	if _, err := root.ExecuteC(); err != nil {
+		t.Fatal(err)
+	}
+	if w.stop != nil {
+		t.Error("a command marked NoSignalWatch started watching signals")
+	}
+	validate, _, err := newCmdRoot(testFactory(), []string{"validate", "x.yaml"}).Find([]string{"validate"})
+	if err != nil || !cmdutil.WatchesNoSignals(validate) {
+		t.Errorf("awf validate is not marked NoSignalWatch (%v)", err)
 	}
 }
 

@@ -81,3 +81,19 @@ func MaxArgs(n int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// noSignalWatch is the annotation NoSignalWatch sets.
+const noSignalWatch = "awf.no-signal-watch"
+
+// NoSignalWatch marks cmd as one that need not watch Ctrl-C, SIGTERM and SIGPIPE: it starts
+// no process and writes no state, so dying of the signal loses nothing, and not watching saves
+// every start the two threads os/signal needs.
+func NoSignalWatch(cmd *cobra.Command) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[noSignalWatch] = "true"
+}
+
+// WatchesNoSignals reports whether cmd was marked with NoSignalWatch.
+func WatchesNoSignals(cmd *cobra.Command) bool { return cmd.Annotations[noSignalWatch] == "true" }

@@ -60,6 +60,7 @@ file, or a name as awf run takes it (one awf list shows).`,
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, &opts.Output)
+	cmdutil.NoSignalWatch(cmd) // it reads files and starts nothing
 	return cmd
 }
 
