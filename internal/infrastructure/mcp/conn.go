@@ -13,10 +13,9 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/mcp/wire"
 )
 
 // stopGrace is how long a stdio server has to exit once its standard input is closed, and
@@ -37,7 +36,7 @@ type conn struct {
 	onListChanged func()
 
 	mu      sync.Mutex
-	sess    *sdk.ClientSession
+	sess    *wire.ClientSession
 	cmd     *exec.Cmd
 	stderr  *tail
 	done    chan struct{} // closed when the session has ended
@@ -52,14 +51,13 @@ func newConn(name string, spec workflow.MCPServer, cfg *SourceConfig) *conn {
 // start connects to the server: runs its command (stdio) or opens its URL (streamable HTTP)
 // and performs the MCP handshake within ctx.
 func (c *conn) start(ctx context.Context) error {
-	var opts *sdk.ClientOptions
+	opts := wire.ClientOptions{Info: wire.Implementation{Name: "awf", Version: c.cfg.Version}, Log: c.cfg.Log}
 	if c.onListChanged != nil {
-		opts = &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+		opts.ToolListChanged = func() {
 			go c.onListChanged() // it lists the tools: not on the session's reading goroutine
-		}}
+		}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "awf", Version: c.cfg.Version}, opts)
-	sess, err := client.Connect(ctx, c.transport(), nil)
+	sess, err := wire.Connect(ctx, c.transport(), opts)
 	if err != nil {
 		c.stopProcess()
 		return fault.Wrap(fault.Execution, fmt.Errorf("start MCP server %q: %w%s", c.name, err, c.stderr.note()))
@@ -72,14 +70,13 @@ func (c *conn) start(ctx context.Context) error {
 }
 
 // transport builds the command or HTTP transport of the server's spec.
-func (c *conn) transport() sdk.Transport {
+func (c *conn) transport() wire.Transport {
 	if c.spec.URL != "" {
 		client := c.cfg.HTTPClient
 		if client == nil {
 			client = &http.Client{Transport: &http.Transport{Proxy: nil}}
 		}
-		return &sdk.StreamableClientTransport{Endpoint: expand(c.spec.URL, c.cfg.Environ), HTTPClient: client,
-			DisableStandaloneSSE: true}
+		return wire.NewHTTPTransport(expand(c.spec.URL, c.cfg.Environ), client)
 	}
 	args := make([]string, len(c.spec.Args))
 	for i, a := range c.spec.Args {
@@ -92,7 +89,7 @@ func (c *conn) transport() sdk.Transport {
 	cmd.WaitDelay = stopGrace
 	ownGroup(cmd)
 	c.cmd = cmd
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: stopGrace}
+	return wire.NewCommandTransport(cmd, stopGrace)
 }
 
 // environ is the server's environment: the base environment with the spec's env: entries
@@ -134,7 +131,7 @@ func expand(s string, environ []string) string {
 }
 
 // watch waits for the session to end and records why.
-func (c *conn) watch(sess *sdk.ClientSession) {
+func (c *conn) watch(sess *wire.ClientSession) {
 	err := sess.Wait()
 	c.mu.Lock()
 	closing := c.closing
@@ -146,7 +143,7 @@ func (c *conn) watch(sess *sdk.ClientSession) {
 		}
 		c.stopProcess()
 	}
-	if err == nil || errors.Is(err, sdk.ErrConnectionClosed) {
+	if err == nil || errors.Is(err, wire.ErrConnectionClosed) {
 		err = errors.New("the connection closed")
 	}
 	c.endErr = fmt.Errorf("MCP server %q stopped (%w)%s", c.name, err, c.stderr.note())
@@ -159,7 +156,7 @@ func (c *conn) watch(sess *sdk.ClientSession) {
 }
 
 // session returns the live session, or the reason there is none.
-func (c *conn) session() (*sdk.ClientSession, error) {
+func (c *conn) session() (*wire.ClientSession, error) {
 	select {
 	case <-c.done:
 		return nil, c.endErr
@@ -174,24 +171,21 @@ func (c *conn) session() (*sdk.ClientSession, error) {
 }
 
 // list returns every tool the server lists, following pagination.
-func (c *conn) list(ctx context.Context) ([]*sdk.Tool, error) {
+func (c *conn) list(ctx context.Context) ([]*wire.Tool, error) {
 	sess, err := c.session()
 	if err != nil {
 		return nil, err
 	}
-	var tools []*sdk.Tool
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fault.Wrap(fault.Execution, fmt.Errorf("list the tools of MCP server %q: %w%s", c.name, err, c.stderr.note()))
-		}
-		tools = append(tools, t)
+	tools, err := sess.ListTools(ctx)
+	if err != nil {
+		return nil, fault.Wrap(fault.Execution, fmt.Errorf("list the tools of MCP server %q: %w%s", c.name, err, c.stderr.note()))
 	}
 	return tools, nil
 }
 
 // call runs one tool call. It returns when the server answers, ctx ends or the server stops,
 // whichever comes first: a server that dies mid-call never leaves the caller waiting.
-func (c *conn) call(ctx context.Context, remote string, args map[string]any) (*sdk.CallToolResult, error) {
+func (c *conn) call(ctx context.Context, remote string, args map[string]any) (*wire.CallToolResult, error) {
 	sess, err := c.session()
 	if err != nil {
 		return nil, err
@@ -199,12 +193,12 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any) (*s
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type answer struct {
-		res *sdk.CallToolResult
+		res *wire.CallToolResult
 		err error
 	}
 	ch := make(chan answer, 1)
 	go func() {
-		res, err := sess.CallTool(ctx, &sdk.CallToolParams{Name: remote, Arguments: args})
+		res, err := sess.CallTool(ctx, remote, args)
 		ch <- answer{res, err}
 	}()
 	select {
@@ -231,7 +225,7 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any) (*s
 // connectionLost reports errors that mean the session ended, not that the server refused
 // the call.
 func connectionLost(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, sdk.ErrConnectionClosed) ||
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, wire.ErrConnectionClosed) ||
 		strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "client is closing") ||
 		strings.Contains(err.Error(), "connection closed")
 }

@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/mcp/wire"
 )
 
 // remoteTool is one tool of an MCP server, as awf's registry holds it. Calls go to the
@@ -45,7 +44,7 @@ var (
 // newRemoteTool describes t of the server c. The server's readOnlyHint becomes the ReadOnly
 // annotation, which makes approval default to auto for the tool; every other tool defaults to
 // prompt.
-func newRemoteTool(name string, c *conn, t *sdk.Tool) (*remoteTool, error) {
+func newRemoteTool(name string, c *conn, t *wire.Tool) (*remoteTool, error) {
 	params, err := inputSchema(t.InputSchema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q of MCP server %q: input schema: %w", t.Name, c.name, err)
@@ -68,13 +67,9 @@ func newRemoteTool(name string, c *conn, t *sdk.Tool) (*remoteTool, error) {
 
 // inputSchema turns the schema a server sent into the object schema the registry checks.
 // A missing schema, or one without a type, accepts any object.
-func inputSchema(v any) (json.RawMessage, error) {
-	if v == nil {
+func inputSchema(data json.RawMessage) (json.RawMessage, error) {
+	if len(data) == 0 || string(data) == "null" {
 		return json.RawMessage(`{"type":"object"}`), nil
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
 	}
 	var m map[string]any
 	if err := json.Unmarshal(data, &m); err != nil {
@@ -90,7 +85,7 @@ func inputSchema(v any) (json.RawMessage, error) {
 
 // differs says what differs between t and the server's tool as it lists it now (nil: it no
 // longer has it), or "" when nothing does.
-func (t *remoteTool) differs(now *sdk.Tool) string {
+func (t *remoteTool) differs(now *wire.Tool) string {
 	if now == nil {
 		return "removed"
 	}
@@ -167,7 +162,7 @@ func (t *remoteTool) Execute(ctx context.Context, call tool.Invocation) tool.Res
 
 // fromResult turns a server's answer into a tool result: the text of its content for the
 // model, structured content as Data, isError as an error result.
-func fromResult(res *sdk.CallToolResult, maxOutput int) tool.Result {
+func fromResult(res *wire.CallToolResult, maxOutput int) tool.Result {
 	text := contentText(res.Content)
 	var out tool.Result
 	if res.StructuredContent != nil {
@@ -195,36 +190,33 @@ func fromResult(res *sdk.CallToolResult, maxOutput int) tool.Result {
 }
 
 // contentText joins the text of the content blocks; other blocks are described in brackets.
-func contentText(content []sdk.Content) string {
+func contentText(content []wire.Content) string {
 	parts := make([]string, 0, len(content))
 	for _, c := range content {
-		switch c := c.(type) {
-		case *sdk.TextContent:
+		switch c.Type {
+		case "text":
 			parts = append(parts, c.Text)
-		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *sdk.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
-		case *sdk.ResourceLink:
+		case "image":
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, c.DataLen()))
+		case "audio":
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, c.DataLen()))
+		case "resource_link":
 			parts = append(parts, fmt.Sprintf("[resource %s %s]", c.Name, c.URI))
-		case *sdk.EmbeddedResource:
-			parts = append(parts, embedded(c))
+		case "resource":
+			parts = append(parts, embedded(c.Resource))
 		default:
-			if data, err := json.Marshal(c); err == nil {
-				parts = append(parts, string(data))
-			}
+			parts = append(parts, string(c.Raw))
 		}
 	}
 	return strings.Join(parts, "\n")
 }
 
-func embedded(c *sdk.EmbeddedResource) string {
-	r := c.Resource
+func embedded(r *wire.ResourceContents) string {
 	switch {
 	case r == nil:
 		return "[resource]"
 	case r.Text != "":
 		return r.Text
 	}
-	return fmt.Sprintf("[resource %s, %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob))
+	return fmt.Sprintf("[resource %s, %s, %d bytes]", r.URI, r.MIMEType, r.BlobLen())
 }

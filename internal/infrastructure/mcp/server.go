@@ -12,13 +12,12 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/mcp/wire"
 )
 
 // ServerConfig is what a Server needs. Tools, Invoker and NewID are required.
@@ -54,7 +53,7 @@ type ServerConfig struct {
 // error result (isError) and the server goes on serving. Safe for concurrent use.
 type Server struct {
 	cfg ServerConfig
-	srv *sdk.Server
+	srv *wire.Server
 }
 
 // NewServer checks cfg and builds the server, or returns a fault.System error naming what is
@@ -83,36 +82,34 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg}
-	s.srv = sdk.NewServer(&sdk.Implementation{Name: cfg.Name, Version: cfg.Version},
-		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}}})
-	for _, info := range cfg.Tools {
-		s.srv.AddTool(exposed(info), s.handler(info.Schema.Name))
+	tools := make([]*wire.Tool, len(cfg.Tools))
+	for i, info := range cfg.Tools {
+		tools[i] = exposed(info)
 	}
-	s.srv.AddReceivingMiddleware(s.auditUnknown)
+	s.srv = &wire.Server{Info: wire.Implementation{Name: cfg.Name, Version: cfg.Version}, Tools: tools, Call: s.handle,
+		Log: cfg.Log}
 	return s, nil
 }
 
-// auditUnknown audits a call of a tool this server does not serve, which the MCP library
-// answers with an error before any handler runs.
-func (s *Server) auditUnknown(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		call, ok := req.(*sdk.CallToolRequest)
-		if !ok || method != "tools/call" || call.Params == nil || s.serves(call.Params.Name) {
-			return next(ctx, method, req)
-		}
-		name := call.Params.Name
-		args, err := tool.DecodeArgs(call.Params.Arguments)
-		if err != nil {
-			args = map[string]any{state.RawArgsKey: string(call.Params.Arguments)}
-		}
-		msg := fmt.Sprintf("unknown tool %q", name)
-		if hint := workflow.DidYouMean(name, s.names()); hint != "" {
-			msg += " (" + hint + ")"
-		}
-		s.refuse(ctx, ports.ToolRequest{RunID: s.cfg.RunID, Step: s.step(call), CallID: s.cfg.NewID(), Name: name, Args: args},
-			ports.RuleUnknownTool, msg)
-		return next(ctx, method, req)
+// handle runs one tools/call: a tool this server serves goes to the invoker; another is
+// audited as refused and answered with a JSON-RPC error (invalid params), as MCP servers
+// answer a call of a tool they do not have.
+func (s *Server) handle(ctx context.Context, req *wire.CallRequest) (*wire.CallToolResult, error) {
+	if s.serves(req.Name) {
+		return s.handler(ctx, req), nil
 	}
+	name := req.Name
+	args, err := tool.DecodeArgs(req.Arguments)
+	if err != nil {
+		args = map[string]any{state.RawArgsKey: string(req.Arguments)}
+	}
+	msg := fmt.Sprintf("unknown tool %q", name)
+	if hint := workflow.DidYouMean(name, s.names()); hint != "" {
+		msg += " (" + hint + ")"
+	}
+	s.refuse(ctx, ports.ToolRequest{RunID: s.cfg.RunID, Step: s.step(req), CallID: s.cfg.NewID(), Name: name, Args: args},
+		ports.RuleUnknownTool, msg)
+	return nil, &wire.Error{Code: wire.CodeInvalidParams, Message: msg}
 }
 
 // serves reports whether the server has a tool of this exact name.
@@ -138,18 +135,18 @@ func (s *Server) refuse(ctx context.Context, req ports.ToolRequest, rule, why st
 }
 
 // exposed describes a tool to MCP clients.
-func exposed(info ports.ToolInfo) *sdk.Tool {
+func exposed(info ports.ToolInfo) *wire.Tool {
 	params := info.Schema.Parameters
 	if len(params) == 0 {
 		params = json.RawMessage(`{"type":"object"}`)
 	}
 	a := info.Annotations
 	destructive := !a.ReadOnly
-	return &sdk.Tool{
+	return &wire.Tool{
 		Name:        info.Schema.Name,
 		Description: info.Schema.Description,
 		InputSchema: params,
-		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: a.ReadOnly, IdempotentHint: a.Idempotent,
+		Annotations: &wire.ToolAnnotations{ReadOnlyHint: a.ReadOnly, IdempotentHint: a.Idempotent,
 			DestructiveHint: &destructive},
 	}
 }
@@ -158,12 +155,10 @@ func exposed(info ports.ToolInfo) *sdk.Tool {
 // transport when they are standard input and output) until the client disconnects or ctx
 // ends. Nothing else may write to out. A line that is not JSON is answered with a parse error
 // (-32700) and a request before initialize with an invalid-request error (-32600); the session
-// goes on (see stdioGuard). When the client closes its input, the calls it made are answered
-// before the session ends.
+// goes on. When the client closes its input, the calls it made are answered before the session
+// ends (see wire.Server.ServeStream).
 func (s *Server) Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	guard, w := newStdioGuard(in, out)
-	defer context.AfterFunc(ctx, guard.flight.stop)()
-	err := s.srv.Run(ctx, &sdk.IOTransport{Reader: guard, Writer: w})
+	err := s.srv.ServeStream(ctx, in, out)
 	if err != nil && ctx.Err() == nil {
 		return fault.Wrap(fault.System, fmt.Errorf("mcp serve: %w", err))
 	}
@@ -171,54 +166,47 @@ func (s *Server) Serve(ctx context.Context, in io.ReadCloser, out io.WriteCloser
 }
 
 // Handler serves clients over streamable HTTP, statelessly: every POST is answered on its own,
-// with no Mcp-Session-Id, so a client of any protocol version the SDK supports works (a
-// 2026-07-28 client sends no initialize; a stateful server refuses its calls with -32022). The
-// server asks clients nothing (approvals go to the terminal), so nothing needs a session.
-// The SDK refuses, with 403, a request that reached a loopback address under a Host that is
-// not a loopback name (DNS rebinding); checkOrigin refuses a browser's page from elsewhere.
+// with no Mcp-Session-Id, so a client of any protocol version wire supports works (a
+// 2026-07-28 client sends no initialize). The server asks clients nothing (approvals go to the
+// terminal), so nothing needs a session. A request that reached a loopback address under a
+// Host that is not a loopback name is refused with 403 (DNS rebinding); checkOrigin refuses a
+// browser's page from elsewhere.
 func (s *Server) Handler() http.Handler {
-	return checkOrigin(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.srv }, &sdk.StreamableHTTPOptions{
-		Stateless: true,
-		Logger:    s.cfg.Log,
-	}))
+	return checkOrigin(s.srv.Handler())
 }
 
-// handler runs one call of the named tool through the invoker and records it in the
+// handler runs one call of a served tool through the invoker and records it in the
 // ServerConfig.Calls sink.
-func (s *Server) handler(name string) sdk.ToolHandler {
-	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		callID := s.cfg.NewID()
-		start := time.Now()
-		args, r, err := s.call(ctx, name, callID, req)
-		took := r.Duration
-		if took <= 0 {
-			took = time.Since(start)
-		}
-		res := r.Record(err, took)
-		s.record(state.ToolCallRecord{ID: callID, Tool: name, Arguments: args, Result: &res})
-		if err != nil {
-			s.cfg.Log.Warn("tool call failed", "tool", name, "call_id", callID, "error", err)
-			if r.Succeeded() || r.Error == "" {
-				r = tool.Errorf(err.Error())
-			}
-		}
-		return toResult(r), nil
+func (s *Server) handler(ctx context.Context, req *wire.CallRequest) *wire.CallToolResult {
+	name := req.Name
+	callID := s.cfg.NewID()
+	start := time.Now()
+	args, r, err := s.call(ctx, name, callID, req)
+	took := r.Duration
+	if took <= 0 {
+		took = time.Since(start)
 	}
+	res := r.Record(err, took)
+	s.record(state.ToolCallRecord{ID: callID, Tool: name, Arguments: args, Result: &res})
+	if err != nil {
+		s.cfg.Log.Warn("tool call failed", "tool", name, "call_id", callID, "error", err)
+		if r.Succeeded() || r.Error == "" {
+			r = tool.Errorf(err.Error())
+		}
+	}
+	return toResult(r)
 }
 
 // call decodes a call's arguments and runs it through the invoker. Arguments that are not a
 // JSON object are an error result, recorded under state.RawArgsKey; a panic is an error result too.
-func (s *Server) call(ctx context.Context, name, callID string, req *sdk.CallToolRequest) (args map[string]any, r tool.Result, err error) {
+func (s *Server) call(ctx context.Context, name, callID string, req *wire.CallRequest) (args map[string]any, r tool.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.cfg.Log.Error("tool call panicked", "tool", name, "call_id", callID, "panic", p, "stack", string(debug.Stack()))
 			r, err = tool.Errorf(fmt.Sprintf("tool %q crashed: %v", name, p)), nil
 		}
 	}()
-	var raw json.RawMessage
-	if req != nil && req.Params != nil {
-		raw = req.Params.Arguments
-	}
+	raw := req.Arguments
 	args, derr := tool.DecodeArgs(raw)
 	if derr != nil {
 		args = map[string]any{state.RawArgsKey: string(raw)}
@@ -249,14 +237,11 @@ func (s *Server) record(rec state.ToolCallRecord) {
 // step names the caller in records: ServerConfig.Step, else "mcp:" and the client's name, or
 // "mcp" when it is unknown (a stateless HTTP request of a protocol older than 2026-07-28 does
 // not carry it).
-func (s *Server) step(req *sdk.CallToolRequest) string {
+func (s *Server) step(req *wire.CallRequest) string {
 	if s.cfg.Step != "" {
 		return s.cfg.Step
 	}
-	if req == nil {
-		return "mcp"
-	}
-	if info := req.ClientInfo(); info != nil && info.Name != "" {
+	if info := req.Client; info != nil && info.Name != "" {
 		return "mcp:" + info.Name
 	}
 	return "mcp"
@@ -264,13 +249,13 @@ func (s *Server) step(req *sdk.CallToolRequest) string {
 
 // toResult turns a tool result into an MCP result: the output text, or the error text with
 // isError set.
-func toResult(r tool.Result) *sdk.CallToolResult {
+func toResult(r tool.Result) *wire.CallToolResult {
 	if r.Succeeded() {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: r.Output}}}
+		return &wire.CallToolResult{Content: []wire.Content{wire.TextContent(r.Output)}}
 	}
 	text := r.Error
 	if r.Output != "" {
 		text += "\n" + r.Output
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, IsError: true}
+	return &wire.CallToolResult{Content: []wire.Content{wire.TextContent(text)}, IsError: true}
 }

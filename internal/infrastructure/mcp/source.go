@@ -11,12 +11,11 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/mcp/wire"
 )
 
 // Defaults of SourceConfig.
@@ -205,7 +204,7 @@ func (s *Source) recheck(name string) {
 		s.cfg.Log.Warn("MCP server changed its tools and could not list them again", "server", name, "error", err)
 		return
 	}
-	now := make(map[string]*sdk.Tool, len(listed))
+	now := make(map[string]*wire.Tool, len(listed))
 	for _, t := range listed {
 		now[t.Name] = t
 	}
