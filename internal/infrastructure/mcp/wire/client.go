@@ -208,23 +208,29 @@ func (s *ClientSession) call(ctx context.Context, method string, params, out any
 		delete(s.pending, key)
 		s.mu.Unlock()
 	}
-	if err := s.t.send(ctx, data, key); err != nil {
+	// giveUp tells the server, which may have the request, that its answer is not wanted.
+	giveUp := func() error {
 		forget()
+		go func() {
+			if err := s.notify(context.Background(), "notifications/cancelled",
+				map[string]any{"requestId": json.RawMessage(key), "reason": ctx.Err().Error()}); err != nil {
+				s.opts.Log.Debug("notifications/cancelled not sent", "method", method, "error", err)
+			}
+		}()
+		return ctx.Err()
+	}
+	if err := s.t.send(ctx, data, key); err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return giveUp()
 		}
+		forget()
 		return fmt.Errorf("calling %q: %w", method, err)
 	}
 	var r reply
 	select {
 	case r = <-ch:
 	case <-ctx.Done():
-		forget()
-		go func() {
-			_ = s.notify(context.Background(), "notifications/cancelled",
-				map[string]any{"requestId": json.RawMessage(key), "reason": ctx.Err().Error()})
-		}()
-		return ctx.Err()
+		return giveUp()
 	}
 	switch {
 	case r.err != nil:

@@ -79,7 +79,7 @@ func (ss *session) dispatch(ctx context.Context, m *message, meta reqMeta) (any,
 		if !meta.stateless {
 			return nil, &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("%q is only supported in protocol version %s and later", m.Method, Version20260728)}
 		}
-		return map[string]any{"supportedVersions": Versions, "capabilities": capabilities, "ttlMs": 0}, nil
+		return map[string]any{"supportedVersions": Versions, "capabilities": json.RawMessage(capabilities), "ttlMs": 0}, nil
 	case "tools/list":
 		var p struct {
 			Cursor string `json:"cursor"`
@@ -102,7 +102,7 @@ func (ss *session) dispatch(ctx context.Context, m *message, meta reqMeta) (any,
 }
 
 // capabilities are the server's: tools, whose list does not change.
-var capabilities = map[string]any{"tools": map[string]any{}}
+const capabilities = `{"tools":{}}`
 
 // initialize negotiates the protocol version: the client's when this package speaks it (and
 // it opens a session: not 2026-07-28), else LatestSessionVersion, for the client to accept
@@ -119,7 +119,7 @@ func (ss *session) initialize(params json.RawMessage) (any, *Error) {
 	ss.mu.Lock()
 	ss.client = p.ClientInfo
 	ss.mu.Unlock()
-	return initializeResult{ProtocolVersion: version, Capabilities: mustJSON(capabilities), ServerInfo: &ss.srv.Info}, nil
+	return initializeResult{ProtocolVersion: version, Capabilities: json.RawMessage(capabilities), ServerInfo: &ss.srv.Info}, nil
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -79,9 +79,14 @@ type streamTransport struct {
 }
 
 // NewStreamTransport is a client's transport over streams: in carries the server's messages,
-// out the client's, one JSON object per line. Closing the session closes out.
+// out the client's, one JSON object per line. Closing the session closes out, and in when it
+// is an io.Closer (else the session ends when the server closes in).
 func NewStreamTransport(in io.Reader, out io.WriteCloser) Transport {
-	return &streamTransport{lines: newLineReader(in), out: &lockedWriter{w: out}, closer: out.Close}
+	closer := out.Close
+	if c, ok := in.(io.Closer); ok {
+		closer = func() error { return errors.Join(out.Close(), c.Close()) }
+	}
+	return &streamTransport{lines: newLineReader(in), out: &lockedWriter{w: out}, closer: closer}
 }
 
 func (t *streamTransport) start(context.Context) error { return nil }
