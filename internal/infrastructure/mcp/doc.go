@@ -1,4 +1,6 @@
-// Package mcp connects awf to the Model Context Protocol both ways, on the official Go SDK.
+// Package mcp connects awf to the Model Context Protocol both ways, through awf's own
+// implementation of the protocol in package wire (the official Go SDK and mcp-go are the
+// peers its tests prove it against; awf does not link them: issue 14, start-up).
 //
 // Serving: Server exposes tools to MCP clients (stdio or streamable HTTP) and runs every call
 // through a ports.ToolInvoker, which in awf is the governed path (validation, policy,

@@ -7,6 +7,6 @@ import "os/exec"
 // ownGroup does nothing where process groups are not available.
 func ownGroup(*exec.Cmd) {}
 
-// killGroup does nothing where process groups are not available; the SDK's transport still
+// killGroup does nothing where process groups are not available; wire's command transport still
 // stops the server itself.
 func killGroup(int) {}

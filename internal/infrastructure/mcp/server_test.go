@@ -208,8 +208,8 @@ func TestNewServerNeedsItsDependencies(t *testing.T) {
 // noRefusals is a refuser for servers whose tests do not look at refusals.
 var noRefusals = ports.CallRefuserFunc(func(context.Context, ports.ToolRequest, string, string) error { return nil })
 
-// TestRefusedCallsAreAudited: a call of a tool the server does not serve (which the MCP
-// library answers itself) and a call whose arguments are not an object never reach the
+// TestRefusedCallsAreAudited: a call of a tool the server does not serve (answered with a
+// JSON-RPC error, invalid params) and a call whose arguments are not an object never reach the
 // invoker, and each is audited once through the refuser with the arguments as sent.
 func TestRefusedCallsAreAudited(t *testing.T) {
 	type refusal struct {
