@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -31,11 +32,12 @@ const MaxConstraintGroups = 32
 
 // ErrConstraintTooLong is returned when a constraint string exceeds the
 // maximum allowed length.
-var ErrConstraintTooLong = fmt.Errorf("constraint string is too long (max %d bytes)", MaxConstraintLen)
+// (strconv, not fmt: package initialisation runs in every awf process.)
+var ErrConstraintTooLong = errors.New("constraint string is too long (max " + strconv.Itoa(MaxConstraintLen) + " bytes)")
 
 // ErrTooManyConstraintGroups is returned when a constraint string contains
 // too many OR groups.
-var ErrTooManyConstraintGroups = fmt.Errorf("too many constraint groups (max %d)", MaxConstraintGroups)
+var ErrTooManyConstraintGroups = errors.New("too many constraint groups (max " + strconv.Itoa(MaxConstraintGroups) + ")")
 
 // NewConstraint returns a Constraints instance that a Version instance can
 // be checked against. If there is a parse error it will be returned.

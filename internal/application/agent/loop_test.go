@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/ports/portstest"
@@ -529,6 +530,23 @@ func TestPromptFile(t *testing.T) {
 	if _, err := newHarness(t).run(a); fault.KindOf(err) != fault.Invalid || !strings.Contains(err.Error(), "prompt_file") {
 		t.Errorf("missing prompt_file: err = %v, want an invalid-workflow error naming prompt_file", err)
 	}
+}
+
+// A prompt file saved with a byte order mark is sent without it; a UTF-16 one is refused with
+// what to do, not sent as bytes the model cannot read.
+func TestPromptFileByteOrderMark(t *testing.T) {
+	bomtest.Test(t, []bomtest.Case{{Name: "prompt", Doc: "Task: {{inputs.feature}}\n"}}, func(t *testing.T, data []byte) (string, error) {
+		h := newHarness(t, portstest.Text("ok"))
+		if err := os.WriteFile(filepath.Join(h.wfDir, "task.md"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a := step()
+		a.Prompt, a.PromptFile = "", "task.md"
+		if _, err := h.run(a); err != nil {
+			return "", err
+		}
+		return h.prov.Requests()[0].Messages[0].Content, nil
+	})
 }
 
 // TestRefusedCallsAreAudited: calls the loop answers without the invoker (a tool outside the

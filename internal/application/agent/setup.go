@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/awf-dev/awf/internal/application/runner"
+	"github.com/awf-dev/awf/internal/bom"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -112,6 +113,9 @@ func (x *Executor) prompt(sc runner.StepContext) (string, error) {
 	data, err := x.d.ReadFile(path)
 	if err != nil {
 		return "", fault.Wrap(fault.Invalid, fmt.Errorf("prompt_file: %w", err))
+	}
+	if data, err = bom.Strip(data); err != nil { // a mark left in would be sent to the model
+		return "", fault.Wrap(fault.Invalid, fmt.Errorf("prompt_file %s: %w", path, err))
 	}
 	return x.render("prompt_file "+path, string(data), sc.Scope)
 }

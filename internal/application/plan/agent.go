@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/awf-dev/awf/internal/bom"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -162,6 +163,9 @@ func (d *describer) promptFile(f Field) *Field {
 		read = os.ReadFile
 	}
 	data, err := read(path)
+	if err == nil {
+		data, err = bom.Strip(data) // as the agent step reads it
+	}
 	if err != nil {
 		p.Reason = "not read: " + err.Error()
 		return p

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/ports/portstest"
@@ -140,6 +141,20 @@ func TestBuildWithDescribesAgentSteps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The plan shows a prompt file as the agent step sends it: without the byte order mark it was
+// saved with; a UTF-16 one is not read, with what to do.
+func TestBuildPromptFileByteOrderMark(t *testing.T) {
+	bomtest.Test(t, []bomtest.Case{{Name: "prompt", Doc: "Go on, {{inputs.who}}."}}, func(t *testing.T, data []byte) (string, error) {
+		read := readPrompt(map[string]string{"/wf/prompts/ada.md": string(data)})
+		p := BuildWith(t.Context(), templater.New(), agentWorkflow(), map[string]any{"who": "ada"}, nil, Agents{ReadFile: read})
+		f := p.Steps[2].Steps[0].Agent.Prompt
+		if f.Reason != "" {
+			return "", errors.New(f.Reason)
+		}
+		return f.Template + " -> " + f.Value, nil
+	})
 }
 
 func TestBuildKeepsWorkingWithoutAgents(t *testing.T) {

@@ -157,7 +157,7 @@ func FromFile(path string) (Layer, error) {
 		return Layer{}, fault.Wrap(fault.Usage, &UnreadableError{Path: path, Err: err})
 	}
 	var l Layer
-	if err := yamlnode.CheckFile(path, data); err != nil {
+	if data, err = yamlnode.CheckFile(path, data); err != nil {
 		return Layer{}, fault.New(fault.Usage, "config %w", err)
 	}
 	if len(bytes.TrimSpace(data)) > 0 {

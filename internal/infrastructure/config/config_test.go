@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
+
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
 
@@ -71,4 +74,18 @@ func TestUserFile(t *testing.T) {
 	if got := UserFile(func(k string) string { return env[k] }); got != "/x/awf/config.yaml" {
 		t.Errorf("UserFile = %q", got)
 	}
+}
+
+// A config file saved with a byte order mark reads as without one, errors at the same
+// positions; a UTF-16 one is refused with what to do.
+func TestFromFileByteOrderMark(t *testing.T) {
+	bomtest.TestFile(t, "config.yaml", []bomtest.Case{
+		{Name: "valid", Doc: "log_level: debug\nproviders:\n  local: {type: ollama, model: m}\n"},
+		{Name: "only a mark or nothing", Doc: ""},
+		{Name: "unknown key", Doc: "log_level: debug\nstat_dir: x\n", Err: `[2:1] unknown field "stat_dir"`},
+	}, func(path string) (string, error) {
+		l, err := FromFile(path)
+		out, _ := yaml.Marshal(l)
+		return string(out), err
+	})
 }

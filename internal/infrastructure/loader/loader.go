@@ -1,7 +1,6 @@
 package loader
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/awf-dev/awf/internal/bom"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/workflow"
@@ -63,7 +63,10 @@ const (
 func (l *Loader) loadBytes(path string, data []byte) (*workflow.Workflow, readMode, error) {
 	// Editors on Windows may save UTF-8 with a byte order mark, which the YAML parser would
 	// take as part of the first key ("\ufeffname" is not a key); it is not text, nor a column.
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	data, err := bom.Strip(data)
+	if err != nil {
+		return nil, readWhole, workflow.Problems{{Pos: workflow.Pos{File: path, Line: 1, Col: 1}, Msg: err.Error()}}
+	}
 	d := newDecoder(path, data)
 	d.splitFrom, d.splitChunk = l.splitFrom, l.splitChunk
 	mode := readWhole

@@ -3,6 +3,7 @@ package loader
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -345,14 +347,26 @@ func TestRecursiveAlias(t *testing.T) {
 	}
 }
 
-// A byte order mark is not part of the first key, nor a column of line 1.
+// A UTF-8 byte order mark is not part of the first key, nor a column of line 1: a file loads,
+// or fails at the same positions, with or without it; a UTF-16 file is refused at 1:1 with
+// what to do. A second mark is text: the first key is unknown, as it was with one.
 func TestByteOrderMark(t *testing.T) {
-	wf, err := New().LoadBytes("wf.yaml", []byte("\ufeffname: bom\nsteps:\n  - {name: a, command: echo}\n"))
-	if err != nil || wf.Name != "bom" {
-		t.Fatalf("LoadBytes = %v, %v; want the workflow bom", wf, err)
+	bomtest.Test(t, []bomtest.Case{
+		{Name: "valid", Doc: "name: bom\nsteps:\n  - {name: a, command: echo}\n"},
+		{Name: "invalid", Doc: "nme: bom\nsteps:\n  - {name: a, command: echo, retry: 3}\n", Err: `wf.yaml:3:37: "retry" must be a mapping`},
+	}, func(t *testing.T, data []byte) (string, error) {
+		wf, err := New().LoadBytes("wf.yaml", data)
+		if wf == nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s %d steps", wf.Name, len(wf.Steps)), err
+	})
+	_, err := New().LoadBytes("wf.yaml", []byte("\ufeff\ufeffname: bom\nsteps:\n  - {name: a, command: echo}\n"))
+	if err == nil || !strings.Contains(err.Error(), `wf.yaml:1:1: unknown key "\ufeffname"`) {
+		t.Errorf("LoadBytes(two marks) = %v, want the second one in an unknown key at 1:1", err)
 	}
-	_, err = New().LoadBytes("wf.yaml", []byte("\ufeffnme: bom\nsteps:\n  - {name: a, command: echo}\n"))
-	if err == nil || !strings.Contains(err.Error(), `wf.yaml:1:1: unknown key "nme"`) {
-		t.Fatalf("LoadBytes = %v, want an unknown key at 1:1", err)
+	_, err = New().LoadBytes("wf.yaml", []byte("\xff\xfen\x00"))
+	if err == nil || err.Error() != "wf.yaml:1:1: the file is UTF-16; save as UTF-8" {
+		t.Errorf("LoadBytes(UTF-16) = %v, want the file refused at 1:1", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/awf-dev/awf/internal/bom"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -24,6 +25,11 @@ type ToolFile struct {
 // ParseToolFile reads a seed 004 .tool file. Every problem names the file and line.
 func ParseToolFile(file string, data []byte) (ToolFile, workflow.Problems) {
 	p := &toolParser{file: file, seen: map[string]int{}}
+	data, err := bom.Strip(data) // a mark left in would begin the description, or hide an @line
+	if err != nil {
+		p.errorf(1, "", "%v", err)
+		return ToolFile{}, p.probs
+	}
 	p.parse(string(data))
 	if len(p.probs) > 0 {
 		return ToolFile{}, p.probs

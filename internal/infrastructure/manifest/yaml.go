@@ -43,10 +43,12 @@ func (d *decoder) pos(n ast.Node) workflow.Pos {
 	return p
 }
 
-// parse returns the root of the file's one document, or nil after recording a problem.
+// parse returns the root of the file's one document, or nil after recording a problem. A
+// UTF-8 byte order mark the file starts with is left out (see yamlnode.CheckFile).
 func (d *decoder) parse(data []byte) ast.Node {
+	data, err := yamlnode.CheckFile(d.file, data)
 	var le *yamlnode.LimitError
-	if errors.As(yamlnode.Check(data), &le) {
+	if errors.As(err, &le) {
 		d.probs = append(d.probs, workflow.Problem{Pos: workflow.Pos{File: d.file, Line: le.Line, Col: le.Column}, Msg: le.Msg})
 		return nil
 	}

@@ -39,6 +39,8 @@ import (
 
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
 )
 
 const (
@@ -166,7 +168,7 @@ func (jc *jobControl) start(cmd *exec.Cmd) error {
 	if jc.startsDone {
 		return errStartsClosed
 	}
-	return cmd.Start()
+	return sandbox.StartProgram(cmd.Start) // [sandbox] in the programs' Landlock domain
 }
 
 // closeStarts makes every later start fail, once the starts under way have returned.

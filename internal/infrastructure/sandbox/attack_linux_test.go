@@ -53,6 +53,10 @@ type fixture struct {
 	owner    int
 	tcp, udp *listener
 	applied  *Applied
+	// outsider is a process outside the sandbox running as owner (so the uid check stops no
+	// signal); gone is closed once it has exited.
+	outsider *os.Process
+	gone     chan struct{}
 }
 
 const secretText = "the-secret-content"
@@ -160,7 +164,38 @@ func newFixture(t *testing.T, base string, owner int, tcp, udp *listener, attack
 		}
 		return os.Lchown(p, owner, owner)
 	}))
+	startOutsider(t, f)
 	return f
+}
+
+// startOutsider starts f's process outside the sandbox, as the uid the scripts run as.
+func startOutsider(t *testing.T, f *fixture) {
+	t.Helper()
+	cmd := exec.Command("sleep", "1000")
+	if f.owner != os.Getuid() {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(f.owner), Gid: uint32(f.owner)}}
+	}
+	must(t, cmd.Start())
+	f.outsider, f.gone = cmd.Process, make(chan struct{})
+	go func() { cmd.Wait(); close(f.gone) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-f.gone })
+}
+
+// judgeSignal judges a script that sent SIGKILL to the outsider with /bin/kill.
+func judgeSignal(f *fixture, r result) verdict {
+	select {
+	case <-f.gone:
+		return notStopped
+	case <-time.After(100 * time.Millisecond):
+	}
+	text := strings.ToLower(r.stderr)
+	switch {
+	case strings.Contains(text, "no such process"):
+		return stoppedBy("pidns")
+	case strings.Contains(text, "not permitted") && f.applied != nil && f.applied.LandlockABI >= 6:
+		return stoppedBy("landlock (scope)")
+	}
+	return byErrno(f, r.stderr)
 }
 
 func write(t *testing.T, path, content string, mode os.FileMode) {
@@ -279,6 +314,9 @@ func attacks() []attack {
 			return "echo x > /proc/self/root" + f.outside + "/pwned-proc"
 		}, judge: judgeWrite(func(f *fixture) string { return f.outside + "/pwned-proc" })},
 		{name: "read an unlisted directory", script: func(f *fixture) string { return "cat " + f.secret }, judge: judgeRead},
+		{name: "kill a process outside the sandbox (same uid)", script: func(f *fixture) string {
+			return "/bin/kill -9 " + strconv.Itoa(f.outsider.Pid)
+		}, judge: judgeSignal},
 		{name: "read through a symlink out of the workspace", script: func(f *fixture) string {
 			return "ln -s " + f.secret + " link && cat link"
 		}, judge: judgeRead},

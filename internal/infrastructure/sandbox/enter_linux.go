@@ -195,6 +195,11 @@ func (e *enter) landlock() error {
 		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
 	e.a.LandlockABI = res.ABI
+	progs, err := landlock.NewPrograms()
+	if err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
+	}
+	programs.Store(progs)
 	e.a.add(LayerLandlock)
 	if !e.spec.unavailable(LayerNoNewPrivs) {
 		e.a.add(LayerNoNewPrivs) // go-landlock set it on every thread

@@ -73,7 +73,7 @@ func helperMain() int {
 	}
 	dir, _ := os.Getwd()
 	r, err := interp.New(interp.Env(expand.ListEnviron(env...)), interp.Dir(dir),
-		interp.StdIO(os.Stdin, os.Stdout, os.Stderr), interp.ExecHandlers(h.Middleware))
+		interp.StdIO(os.Stdin, os.Stdout, os.Stderr), interp.ExecHandlers(h.Middleware, startProgram))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 125
@@ -87,6 +87,41 @@ func helperMain() int {
 		return 1
 	}
 	return 0
+}
+
+// startProgram is the innermost exec handler, as process.programExec is in the real helper:
+// it starts each program where the sandbox wants it started (StartProgram), then waits.
+func startProgram(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+	return func(ctx context.Context, args []string) error {
+		hc := interp.HandlerCtx(ctx)
+		path, err := interp.LookPathDir(hc.Dir, hc.Env, args[0])
+		if err != nil {
+			fmt.Fprintln(hc.Stderr, err)
+			return interp.ExitStatus(127)
+		}
+		cmd := exec.Command(path, args[1:]...)
+		cmd.Args[0], cmd.Dir = args[0], hc.Dir
+		for name, vr := range hc.Env.Each {
+			if vr.Exported && vr.IsSet() {
+				cmd.Env = append(cmd.Env, name+"="+vr.String())
+			}
+		}
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = hc.Stdin, hc.Stdout, hc.Stderr
+		if err := StartProgram(cmd.Start); err != nil {
+			fmt.Fprintln(hc.Stderr, err)
+			return interp.ExitStatus(126)
+		}
+		if err := cmd.Wait(); err != nil {
+			if exit, ok := errors.AsType[*exec.ExitError](err); ok {
+				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					return interp.ExitStatus(128 + int(ws.Signal()))
+				}
+				return interp.ExitStatus(exit.ExitCode())
+			}
+			return err
+		}
+		return nil
+	}
 }
 
 func errString(err error) string {

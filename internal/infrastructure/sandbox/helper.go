@@ -4,8 +4,10 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox/cmdcheck"
+	"github.com/awf-dev/awf/internal/infrastructure/sandbox/landlock"
 	"mvdan.cc/sh/v3/interp"
 )
 
@@ -70,3 +72,13 @@ func envValue(env []string, name string) string {
 	}
 	return v
 }
+
+// programs is the thread the helper starts its programs on, once Enter applied Landlock with
+// IPC scopes (landlock.Programs); nil before, or without them.
+var programs atomic.Pointer[landlock.Programs]
+
+// StartProgram runs start, which starts one of the script's programs (exec.Cmd.Start), where
+// the sandbox wants programs started: on the thread whose Landlock domain confines signals and
+// abstract unix sockets, so that all of them share one domain and the helper can still signal
+// them (landlock's package doc says why). Outside a sandboxed helper it just calls start.
+func StartProgram(start func() error) error { return programs.Load().Start(start) }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/awf-dev/awf/internal/bom"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
@@ -43,6 +44,9 @@ func Read(path string) (f *File, ok bool, err error) {
 	}
 	if err != nil {
 		return nil, false, fault.Wrap(fault.System, fmt.Errorf("read lock file: %w", err))
+	}
+	if data, err = bom.Strip(data); err != nil { // people edit lock files to review them
+		return nil, false, fault.New(fault.Invalid, "%s: %w", path, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

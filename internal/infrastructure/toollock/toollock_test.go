@@ -1,6 +1,7 @@
 package toollock
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 )
@@ -44,4 +46,16 @@ func TestReadBad(t *testing.T) {
 			t.Errorf("%s: Read error = %v, want an Invalid error naming the file", name, err)
 		}
 	}
+}
+
+// A lock file saved with a byte order mark (after a person edited it) reads as without one; a
+// UTF-16 one is refused with what to do.
+func TestReadByteOrderMark(t *testing.T) {
+	bomtest.TestFile(t, "wf.yaml.lock", []bomtest.Case{
+		{Name: "valid", Doc: `{"version": 1, "workflow": "wf.yaml", "tools": {"t": {"kind": "wrapped", "description": "sha256:00"}}}`},
+		{Name: "unknown field", Doc: `{"version": 1, "tools": {}, "extra": 1}`, Err: `unknown field "extra"`},
+	}, func(path string) (string, error) {
+		f, _, err := Read(path)
+		return fmt.Sprintf("%+v", f), err
+	})
 }

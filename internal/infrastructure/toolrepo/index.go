@@ -43,6 +43,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/awf-dev/awf/internal/bom"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/infrastructure/manifest"
@@ -107,6 +108,10 @@ func safePath(p string) bool {
 // decodeIndex reads and checks an index. Anything wrong with it is a fault.Execution error:
 // the registry, not the user, is at fault.
 func decodeIndex(where string, data []byte) (*Index, error) {
+	data, err := bom.Strip(data)
+	if err != nil {
+		return nil, fault.New(fault.Execution, "registry %s: %s: %w", where, IndexFile, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var idx Index

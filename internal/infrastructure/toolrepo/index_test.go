@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 )
 
@@ -105,6 +106,19 @@ func TestDecodeIndexRejectsUnknownFields(t *testing.T) {
 	if err == nil || fault.KindOf(err) != fault.Execution || !strings.Contains(err.Error(), "extra") {
 		t.Errorf("decodeIndex(unknown field) = %v, want an execution error naming it", err)
 	}
+}
+
+// An index saved with a byte order mark reads as without one; a UTF-16 one is refused with
+// what to do.
+func TestDecodeIndexByteOrderMark(t *testing.T) {
+	bomtest.Test(t, []bomtest.Case{
+		{Name: "valid", Doc: `{"format":1,"tools":[]}`},
+		{Name: "unknown field", Doc: `{"format":1,"tools":[],"extra":true}`, Err: `unknown field "extra"`},
+	}, func(t *testing.T, data []byte) (string, error) {
+		idx, err := decodeIndex("r", data)
+		out, _ := json.Marshal(idx)
+		return string(out), err
+	})
 }
 
 func TestPick(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/awf-dev/awf/internal/bom"
+
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 )
@@ -98,14 +100,22 @@ func checkUTF8(data []byte) error {
 	return nil
 }
 
-// CheckFile is Check for the contents of the file at path: its error names the file as
-// path:line:column.
-func CheckFile(path string, data []byte) error {
-	err := Check(data)
-	if le, ok := err.(*LimitError); ok {
-		le.File = path
+// CheckFile is Check for the contents of the file at path, after bom.Strip: it returns the
+// bytes to parse, without the UTF-8 byte order mark the file may start with (so that the
+// parser's positions are the file's). Its error names the file as path:line:column; a file
+// that starts with a UTF-16 byte order mark is refused at 1:1 with bom.ErrUTF16's words.
+func CheckFile(path string, data []byte) ([]byte, error) {
+	data, err := bom.Strip(data)
+	if err != nil {
+		return nil, &LimitError{File: path, Line: 1, Column: 1, Msg: err.Error()}
 	}
-	return err
+	if err := Check(data); err != nil {
+		if le, ok := err.(*LimitError); ok {
+			le.File = path
+		}
+		return nil, err
+	}
+	return data, nil
 }
 
 // aliasCounter counts, in document order, the nodes under each anchor and the nodes reached

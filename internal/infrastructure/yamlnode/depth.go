@@ -8,8 +8,9 @@ import "fmt"
 // of nested brackets would otherwise take gigabytes and minutes to refuse.
 const MaxDepth = 256
 
-// LimitError is a YAML document past one of awf's limits on what it reads: nesting deeper
-// than MaxDepth or aliases that expand past MaxAliasNodes. Line and Column (1-based) are
+// LimitError is a YAML document past one of awf's limits on what it reads: not UTF-8 (a
+// UTF-16 file is refused at 1:1), nesting deeper than MaxDepth, a mapping wider than
+// MaxMappingKeys or aliases that expand past MaxAliasNodes. Line and Column (1-based) are
 // where the document crosses the limit.
 type LimitError struct {
 	// File is the file's path when the reader named it (see CheckFile).

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 )
 
 func TestCheckDepthRefusesDeepNesting(t *testing.T) {
@@ -174,4 +176,18 @@ func TestCheckRefusesBytesThatAreNotUTF8(t *testing.T) {
 	if err := Check([]byte("name: caf\xc3\xa9 \xf0\x9f\x98\x80\n")); err != nil {
 		t.Fatalf("Check of valid UTF-8: %v", err)
 	}
+}
+
+// CheckFile returns the bytes to parse without the byte order mark a file may start with, and
+// finds what is past a limit at the same position with or without it; a UTF-16 file is
+// refused at 1:1 naming the file.
+func TestCheckFileByteOrderMark(t *testing.T) {
+	bomtest.Test(t, []bomtest.Case{
+		{Name: "valid", Doc: "name: a\nsteps: []\n"},
+		{Name: "not UTF-8 on line 2", Doc: "name: a\nx: caf\xe9\n", Err: "in.yaml:2:7: byte 0xe9 is not UTF-8"},
+		{Name: "too deep on line 1", Doc: "x: " + strings.Repeat("[", MaxDepth+1) + "\n", Err: fmt.Sprintf("in.yaml:1:%d: ", 3+MaxDepth)},
+	}, func(t *testing.T, data []byte) (string, error) {
+		data, err := CheckFile("in.yaml", data)
+		return string(data), err
+	})
 }

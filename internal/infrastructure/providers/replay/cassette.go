@@ -74,7 +74,7 @@ func Load(path string) (*Cassette, error) {
 	if err != nil {
 		return nil, fault.Wrap(fault.Usage, fmt.Errorf("replay: read cassette: %w", err))
 	}
-	if err := yamlnode.CheckFile(path, data); err != nil {
+	if data, err = yamlnode.CheckFile(path, data); err != nil {
 		return nil, fault.New(fault.Usage, "replay: cassette %w", err)
 	}
 	var c Cassette

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/ports/portstest"
@@ -269,4 +270,20 @@ func TestEncodeRoundTrips(t *testing.T) {
 			t.Errorf("%q came back as %q / %q / %q", s, in.Request.System, in.Request.Messages[0].Content, in.Response.Content)
 		}
 	}
+}
+
+// A cassette saved with a byte order mark reads as without one, errors at the same positions;
+// a UTF-16 one is refused with what to do.
+func TestLoadByteOrderMark(t *testing.T) {
+	bomtest.TestFile(t, "c.yaml", []bomtest.Case{
+		{Name: "valid", Doc: "version: 1\ninteractions:\n  - step: a\n    request: {messages: [{role: user, content: hi}]}\n    response: {content: hello}\n"},
+		{Name: "unknown key", Doc: "version: 1\ninteractions:\n  - step: a\n    reqest: {}\n", Err: "[4:5] unknown field \"reqest\""},
+	}, func(path string) (string, error) {
+		c, err := replay.Load(path)
+		if c == nil {
+			return "", err
+		}
+		out, _ := replay.Encode(c)
+		return string(out), err
+	})
 }

@@ -4,12 +4,24 @@
 // (github.com/landlock-lsm/go-landlock), on every thread of the calling process, for good:
 // the process and everything it starts keep them. It owns the choice of access rights;
 // which paths and ports are allowed is the caller's.
+//
+// The IPC scopes (ABI 6: no signal to, and no connection to an abstract unix socket of, a
+// process outside the domain) are not part of Apply: they are a property of a Landlock
+// domain, and before ABI 8 (TSYNC) go-landlock enforces a ruleset thread by thread, which
+// gives each thread of a Go process a domain of its own. Scoped that way, the programs one
+// thread started could neither be signalled from another thread of the helper (kill -1 said
+// yes and did nothing: a call's leftovers survived it) nor reach each other's abstract
+// sockets. Programs (NewPrograms) is instead one thread, with the scopes stacked on its own
+// domain, on which every program is started: they all share that domain, and the helper's
+// other threads, unscoped, may still signal them.
 package landlock
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -38,8 +50,6 @@ type Result struct {
 	ABI int
 	// Net says the TCP rules are enforced (ABI 4 and later).
 	Net bool
-	// Scoped says signals and abstract unix sockets are confined to the sandbox (ABI 6).
-	Scoped bool
 	// Missing are the paths of the rules that did not exist and were skipped.
 	Missing []string
 }
@@ -119,9 +129,66 @@ func Apply(r Rules) (Result, error) {
 	} else {
 		cfg.HandledAccessNet = 0
 	}
-	res.Scoped = res.ABI >= 6
+	cfg.Scoped = 0 // per domain: on the thread of Programs only (see the package doc)
 	if err := cfg.Restrict(rules...); err != nil {
 		return res, fmt.Errorf("landlock: restrict: %w", err)
 	}
 	return res, nil
+}
+
+// scopes are the IPC scopes of the programs' domain: signals and abstract unix sockets.
+const scopes = ll.ScopeAbstractUnixSocket | ll.ScopeSignal
+
+// Programs is the thread on which a sandboxed process starts its programs: its Landlock
+// domain is the process's (Apply) with the IPC scopes stacked on it, so every program started
+// on it (and everything those start) is in one domain: they may signal each other and reach
+// each other's abstract unix sockets, nothing outside. A nil *Programs starts on the calling
+// thread.
+type Programs struct {
+	starts chan func()
+}
+
+// NewPrograms starts the thread of Programs, after Apply (no_new_privs is set on every
+// thread). With a kernel older than ABI 6 (no scopes) it returns nil and no error.
+func NewPrograms() (*Programs, error) {
+	if ABI() < 6 {
+		return nil, nil
+	}
+	p := &Programs{starts: make(chan func())}
+	ready := make(chan error)
+	go func() {
+		runtime.LockOSThread() // for good: the thread is the domain's, it never runs another goroutine
+		ready <- scopeThread()
+		for start := range p.starts {
+			start()
+		}
+	}()
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// scopeThread stacks the IPC scopes on the calling thread's domain, on that thread only.
+func scopeThread() error {
+	fd, err := ll.LandlockCreateRuleset(&ll.RulesetAttr{Scoped: scopes}, 0)
+	if err != nil {
+		return fmt.Errorf("landlock: scope ruleset: %w", err)
+	}
+	defer syscall.Close(fd)
+	if err := ll.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock: scope the programs' thread: %w", err)
+	}
+	return nil
+}
+
+// Start runs start, which starts a program (exec.Cmd.Start: the child is cloned from the
+// calling thread), on the programs' thread, and returns its error.
+func (p *Programs) Start(start func() error) error {
+	if p == nil {
+		return start()
+	}
+	done := make(chan error, 1)
+	p.starts <- func() { done <- start() }
+	return <-done
 }

@@ -13,9 +13,9 @@ type Rules struct {
 
 // Result says what Apply enforced.
 type Result struct {
-	ABI         int
-	Net, Scoped bool
-	Missing     []string
+	ABI     int
+	Net     bool
+	Missing []string
 }
 
 // ErrUnsupported means the kernel has no Landlock.
@@ -26,3 +26,12 @@ func ABI() int { return 0 }
 
 // Apply fails outside Linux.
 func Apply(Rules) (Result, error) { return Result{}, ErrUnsupported }
+
+// Programs starts programs on the calling thread outside Linux.
+type Programs struct{}
+
+// NewPrograms returns nil outside Linux.
+func NewPrograms() (*Programs, error) { return nil, nil }
+
+// Start runs start.
+func (p *Programs) Start(start func() error) error { return start() }

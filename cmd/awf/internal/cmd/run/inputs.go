@@ -22,7 +22,7 @@ func GivenInputs(flags []string, file string) (map[string]any, error) {
 		if err != nil {
 			return nil, fault.Wrap(fault.Usage, fmt.Errorf("input file: %w", err))
 		}
-		if err := yamlnode.CheckFile(file, data); err != nil {
+		if data, err = yamlnode.CheckFile(file, data); err != nil {
 			return nil, fault.New(fault.Usage, "input file %w", err)
 		}
 		if err := yaml.Unmarshal(data, &given); err != nil {

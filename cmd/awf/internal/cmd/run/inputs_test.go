@@ -1,10 +1,12 @@
 package run
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -53,4 +55,16 @@ func TestGivenInputs(t *testing.T) {
 	if err != nil || got["a"] != "1=2" || got["b"] != "x" {
 		t.Errorf("GivenInputs = %v, %v", got, err)
 	}
+}
+
+// An --input-file saved with a byte order mark reads as without one, errors at the same
+// positions; a UTF-16 one is refused with what to do.
+func TestGivenInputsByteOrderMark(t *testing.T) {
+	bomtest.TestFile(t, "in.yaml", []bomtest.Case{
+		{Name: "valid", Doc: "feature: greet\ncount: 2\n"},
+		{Name: "not a map", Doc: "feature: greet\n- 2\n", Err: "in.yaml: [2:1]"},
+	}, func(path string) (string, error) {
+		got, err := GivenInputs(nil, path)
+		return fmt.Sprint(got), err
+	})
 }

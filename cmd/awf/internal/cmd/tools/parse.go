@@ -11,6 +11,7 @@ import (
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/internal/bom"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/pkg/toolparse"
 )
@@ -103,6 +104,9 @@ func readSchemas(path string) (map[string]json.RawMessage, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fault.New(fault.Usage, "--schemas: %v", err)
+	}
+	if data, err = bom.Strip(data); err != nil {
+		return nil, fault.New(fault.Usage, "--schemas %s: %w", path, err)
 	}
 	var schemas map[string]json.RawMessage
 	if err := json.Unmarshal(data, &schemas); err != nil {

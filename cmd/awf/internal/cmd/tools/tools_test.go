@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
 	"github.com/awf-dev/awf/internal/application/registry"
+	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/ports/portstest"
@@ -385,4 +387,16 @@ func TestSummary(t *testing.T) {
 			t.Errorf("summary(%q, 12) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// A --schemas file saved with a byte order mark reads as without one; a UTF-16 one is refused
+// with what to do.
+func TestReadSchemasByteOrderMark(t *testing.T) {
+	bomtest.TestFile(t, "schemas.json", []bomtest.Case{
+		{Name: "valid", Doc: `{"echo": {"type": "object"}}`},
+		{Name: "not an object", Doc: `[1]`, Err: "want a JSON object"},
+	}, func(path string) (string, error) {
+		got, err := readSchemas(path)
+		return fmt.Sprintf("%s", got), err
+	})
 }
