@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Transport carries a client's session: NewCommandTransport (a stdio server awf starts),
@@ -146,8 +147,14 @@ func (s *ClientSession) answer(m *message) {
 	s.respond(m.ID, nil, &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q is not supported by this client", m.Method)})
 }
 
+// notifyTimeout bounds sending what no caller waits for (a cancellation, an answer to the
+// server's request): over HTTP, a POST to a server that does not answer.
+const notifyTimeout = 10 * time.Second
+
 func (s *ClientSession) respond(id json.RawMessage, result any, rerr *Error) {
-	if err := s.t.send(context.Background(), encodeResponse(id, result, rerr), ""); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	if err := s.t.send(ctx, encodeResponse(id, result, rerr), ""); err != nil {
 		s.opts.Log.Debug("answer to the MCP server not sent", "error", err)
 	}
 }
@@ -212,7 +219,9 @@ func (s *ClientSession) call(ctx context.Context, method string, params, out any
 	giveUp := func() error {
 		forget()
 		go func() {
-			if err := s.notify(context.Background(), "notifications/cancelled",
+			nctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+			defer cancel()
+			if err := s.notify(nctx, "notifications/cancelled",
 				map[string]any{"requestId": json.RawMessage(key), "reason": ctx.Err().Error()}); err != nil {
 				s.opts.Log.Debug("notifications/cancelled not sent", "method", method, "error", err)
 			}
