@@ -27,6 +27,9 @@ type Transport interface {
 	recv() (incoming, error)
 	// setVersion tells the transport the negotiated protocol version.
 	setVersion(v string)
+	// ready says the handshake is done: the HTTP transport opens its stream of the server's
+	// own messages.
+	ready()
 	// close ends the transport; recv then returns an error.
 	close() error
 }
@@ -95,6 +98,9 @@ func Connect(ctx context.Context, t Transport, opts ClientOptions) (*ClientSessi
 		s.version, s.serverInfo = res.ProtocolVersion, res.ServerInfo
 		t.setVersion(res.ProtocolVersion)
 		err = s.notify(ctx, "notifications/initialized", struct{}{})
+	}
+	if err == nil {
+		t.ready()
 	}
 	if err != nil {
 		_ = s.Close()

@@ -21,8 +21,9 @@ const (
 
 // httpTransport is the streamable HTTP transport of a client: each message is a POST; the
 // server answers a request with one JSON message or an SSE stream that ends with the answer
-// (and may carry the server's requests and notifications before it). awf opens no standalone
-// GET stream: the server's messages come with the answers.
+// (and may carry the server's requests and notifications before it). Once the session is
+// initialized, a GET opens the stream of the server's own messages (list_changed), when the
+// server offers one; it is not reopened if it breaks.
 type httpTransport struct {
 	endpoint string
 	client   *http.Client
@@ -30,6 +31,8 @@ type httpTransport struct {
 	mu        sync.Mutex
 	sessionID string
 	version   string
+	// stopListen ends the GET stream.
+	stopListen context.CancelFunc
 
 	in        chan incoming
 	closed    chan struct{}
@@ -49,6 +52,34 @@ func (t *httpTransport) setVersion(v string) {
 	t.mu.Lock()
 	t.version = v
 	t.mu.Unlock()
+}
+
+// ready opens the GET stream of the server's own messages. A server without one answers 405
+// (or anything but an event stream): awf then gets its notifications only with answers.
+func (t *httpTransport) ready() {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.mu.Lock()
+	t.stopListen = cancel
+	t.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.endpoint, nil)
+	if err != nil {
+		cancel()
+		return
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	t.header(req.Header)
+	go func() {
+		resp, err := t.client.Do(req)
+		if err != nil {
+			return
+		}
+		ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode != http.StatusOK || ctype != "text/event-stream" {
+			resp.Body.Close()
+			return
+		}
+		t.readEvents(resp.Body, "")
+	}()
 }
 
 func (t *httpTransport) header(h http.Header) {
@@ -129,7 +160,7 @@ func answers(data []byte, id string) bool {
 }
 
 // readEvents passes on the messages of an SSE stream; when it ends without the answer to
-// request id, the answer is lost.
+// request id (when there is one: not on the GET stream), the answer is lost.
 func (t *httpTransport) readEvents(body io.ReadCloser, id string) {
 	defer body.Close()
 	lines := newLineReader(body)
@@ -138,7 +169,7 @@ func (t *httpTransport) readEvents(body io.ReadCloser, id string) {
 	for {
 		line, long, err := lines.read()
 		if err != nil {
-			if !got {
+			if !got && id != "" {
 				if errors.Is(err, io.EOF) {
 					err = errors.New("the server's event stream ended before the answer")
 				}
@@ -192,8 +223,11 @@ func (t *httpTransport) recv() (incoming, error) {
 func (t *httpTransport) close() error {
 	t.closeOnce.Do(func() {
 		t.mu.Lock()
-		sid := t.sessionID
+		sid, stop := t.sessionID, t.stopListen
 		t.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
 		if sid != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

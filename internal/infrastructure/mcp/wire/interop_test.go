@@ -32,8 +32,7 @@ type peer struct {
 	transport func() wire.Transport
 	// addTool adds a tool named extra after the session started (list_changed).
 	addTool func()
-	// listChanged says whether the peer's list_changed reaches the client on this transport:
-	// over HTTP it comes on the standalone GET stream, which awf does not open.
+	// listChanged says whether the peer's list_changed reaches the client on this transport.
 	listChanged bool
 }
 
@@ -161,7 +160,7 @@ func peers(t *testing.T) map[string]func(t *testing.T) peer {
 			hs = httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 			t.Cleanup(hs.Close)
 			return peer{transport: func() wire.Transport { return wire.NewHTTPTransport(hs.URL, hs.Client()) },
-				addTool: func() { addSDKTool(srv) }}
+				addTool: func() { addSDKTool(srv) }, listChanged: true}
 		},
 		"go-sdk http json": func(t *testing.T) peer {
 			var hs *httptest.Server
@@ -170,7 +169,7 @@ func peers(t *testing.T) map[string]func(t *testing.T) peer {
 				&sdk.StreamableHTTPOptions{JSONResponse: true}))
 			t.Cleanup(hs.Close)
 			return peer{transport: func() wire.Transport { return wire.NewHTTPTransport(hs.URL, hs.Client()) },
-				addTool: func() { addSDKTool(srv) }}
+				addTool: func() { addSDKTool(srv) }, listChanged: true}
 		},
 		"mcp-go stdio": func(t *testing.T) peer {
 			var kill func()
@@ -187,7 +186,7 @@ func peers(t *testing.T) map[string]func(t *testing.T) peer {
 			hs = httptest.NewServer(mcpgoserver.NewStreamableHTTPServer(srv))
 			t.Cleanup(hs.Close)
 			return peer{transport: func() wire.Transport { return wire.NewHTTPTransport(hs.URL, hs.Client()) },
-				addTool: func() { addMCPGoTool(srv) }}
+				addTool: func() { addMCPGoTool(srv) }, listChanged: true}
 		},
 	}
 }

@@ -336,15 +336,24 @@ func (st *stream) start(ctx context.Context, m *message) {
 	go func() {
 		defer cancel()
 		res, rerr := st.ss.handle(ctx, m)
-		if st.settle(key, false) {
+		// Answered, then out of flight: the end of the input waits for the answer's write.
+		if st.inFlight(key) {
 			st.write(encodeResponse(m.ID, res, rerr))
 		}
+		st.settle(key, false)
 	}()
 }
 
-// settle takes a request out of flight (cancelling it when the client did); it reports
-// whether the request was still there to answer.
-func (st *stream) settle(key string, cancelled bool) bool {
+// inFlight reports whether a request is still to be answered (the client did not cancel it).
+func (st *stream) inFlight(key string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	_, ok := st.flight[key]
+	return ok
+}
+
+// settle takes a request out of flight, cancelling it when the client did.
+func (st *stream) settle(key string, cancelled bool) {
 	st.mu.Lock()
 	cancel, ok := st.flight[key]
 	delete(st.flight, key)
@@ -353,7 +362,6 @@ func (st *stream) settle(key string, cancelled bool) bool {
 		cancel()
 	}
 	st.cond.Broadcast()
-	return ok
 }
 
 func (st *stream) write(data []byte) {

@@ -91,6 +91,7 @@ func NewStreamTransport(in io.Reader, out io.WriteCloser) Transport {
 
 func (t *streamTransport) start(context.Context) error { return nil }
 func (t *streamTransport) setVersion(string)           {}
+func (t *streamTransport) ready()                      {}
 func (t *streamTransport) close() error {
 	if t.closer == nil {
 		return nil
