@@ -203,9 +203,10 @@ func (c *conn) call(ctx context.Context, remote string, args map[string]any) (*w
 	}()
 	select {
 	case a := <-ch:
-		if a.err != nil && connectionLost(a.err) {
+		if a.err != nil && c.cmd != nil && connectionLost(a.err) {
 			// The session ended under the call: wait briefly for the reason (the exit
-			// status and the server's last words) rather than report a bare EOF.
+			// status and the server's last words) rather than report a bare EOF. (Over HTTP
+			// a broken answer does not end the session: nothing to wait for.)
 			timer := time.NewTimer(stopGrace)
 			defer timer.Stop()
 			select {
