@@ -149,6 +149,7 @@ func (w *warm) close() {
 func (r *Runner) Close() error {
 	r.warm.close()
 	r.servers.close()
+	r.protect.Close() // its inotify descriptor
 	return nil
 }
 

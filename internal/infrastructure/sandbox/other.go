@@ -159,3 +159,14 @@ type dirKey struct{}
 func statDirKey(string) (dirKey, bool) { return dirKey{}, false }
 
 func (dirKey) settled(time.Time) bool { return false }
+
+// dirWatch would tell which directories changed; outside Linux there is none.
+type dirWatch struct{}
+
+type watchStamp struct{}
+
+func newDirWatch() *dirWatch                    { return nil }
+func (*dirWatch) fresh(string, watchStamp) bool { return false }
+func (*dirWatch) add(string) watchStamp         { return watchStamp{} }
+func (*dirWatch) drain()                        {}
+func (*dirWatch) close()                        {}

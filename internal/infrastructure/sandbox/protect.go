@@ -28,8 +28,9 @@ func ProtectMatches(patterns []string) (matches []string, truncated bool) {
 }
 
 // ProtectIndex finds the protected paths of working directories call after call: it keeps,
-// per directory walked, what the walk found there, and reads a directory again only when
-// lstat shows that it changed (another inode, device, ctime or mtime). Creating, removing or
+// per directory walked, what the walk found there, and reads a directory again only when it
+// changed: inotify says so where it can watch the directory (dirWatch, Linux), lstat
+// otherwise (another inode, device, ctime or mtime). Creating, removing or
 // renaming an entry changes its directory's ctime and mtime, and nothing but the clock sets
 // ctime, so a protected file created by an earlier call (or anything else) is found whatever
 // timestamps that call set. A directory whose ctime was less than racyWindow old when it was
@@ -40,9 +41,23 @@ type ProtectIndex struct {
 	mu sync.Mutex
 	// sets are the records by pattern set, then by directory.
 	sets map[string]map[string]*dirRecord
-	now  func() time.Time // time.Now when nil; tests move it on
-	// reads counts the directories read, for the tests.
-	reads int
+	// watch tells which directories changed without a system call per directory (inotify,
+	// Linux); nil until the first walk, or when it cannot be had: then lstat tells.
+	watch   *dirWatch
+	watched bool // watch was tried
+	// statOnly never watches (tests of the lstat comparison).
+	statOnly bool
+	now      func() time.Time // time.Now when nil; tests move it on
+	// reads counts the directories read, and stats those compared with lstat, for the tests.
+	reads, stats int
+}
+
+// Close stops watching the directories; the index still works after it, with lstat.
+func (x *ProtectIndex) Close() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.watch.close()
+	x.watch = nil
 }
 
 // racyWindow is how old a directory's ctime must be when it is read for the record to be
@@ -52,6 +67,7 @@ const racyWindow = time.Second
 // dirRecord is what one read of a directory gave the walk.
 type dirRecord struct {
 	key   dirKey
+	stamp watchStamp // the watch's state when the record was checked
 	racy  bool       // read too soon after a change: read it again next time
 	items []walkItem // the entries that matter, in name order
 	tail  int        // entries after the last item
@@ -114,7 +130,12 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 	if x.now != nil {
 		now = x.now
 	}
-	w := &protectWalk{deep: deep, hidden: hidden, old: x.sets[set.String()], seen: map[string]*dirRecord{}, now: now(), reads: &x.reads}
+	if !x.watched && !x.statOnly && len(deep) > 0 {
+		x.watch, x.watched = newDirWatch(), true
+	}
+	x.watch.drain()
+	w := &protectWalk{deep: deep, hidden: hidden, old: x.sets[set.String()], seen: map[string]*dirRecord{}, now: now(),
+		watch: x.watch, reads: &x.reads, stats: &x.stats}
 	for _, root := range walks {
 		// A root reached through a symbolic link (a working directory under a linked
 		// directory) is walked: only the links beneath it are not followed.
@@ -145,7 +166,9 @@ type protectWalk struct {
 	old     map[string]*dirRecord // the records of the last walk with these patterns
 	seen    map[string]*dirRecord // the records of this one
 	now     time.Time
+	watch   *dirWatch // nil: lstat decides
 	reads   *int
+	stats   *int
 	visited int
 	matches []string
 }
@@ -199,13 +222,27 @@ func (w *protectWalk) dir(p string) error {
 
 // record returns the record of the directory p: the last walk's when p has not changed since,
 // or a new one. The record of a nested repository's .git (git) holds its matching children.
+//
+// A watched directory with no event since it was last checked is taken as it was, with no
+// system call. Otherwise it is watched first (add), then compared with lstat or read: a change
+// after that is an event for the next walk.
 func (w *protectWalk) record(p string, git bool) *dirRecord {
-	key, keyed := statDirKey(p)
-	if rec := w.old[p]; keyed && rec != nil && !rec.racy && rec.key == key {
-		w.seen[p] = rec
-		return rec
+	old := w.old[p]
+	if old != nil && w.watch.fresh(p, old.stamp) {
+		w.seen[p] = old
+		return old
 	}
-	rec := &dirRecord{key: key, racy: !keyed || !key.settled(w.now)}
+	stamp := w.watch.add(p)
+	key, keyed := statDirKey(p)
+	*w.stats++
+	if keyed && old != nil && !old.racy && old.key == key {
+		old.stamp = stamp
+		w.seen[p] = old
+		return old
+	}
+	// Racy: a change in the tick it was read would not show in lstat; with a watch, events
+	// decide and the record stands until one comes.
+	rec := &dirRecord{key: key, racy: !keyed || !key.settled(w.now), stamp: stamp}
 	entries, _ := os.ReadDir(p) // unreadable or vanished: nothing to mask there
 	*w.reads++
 	for _, e := range entries {

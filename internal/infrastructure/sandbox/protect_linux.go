@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -162,4 +163,111 @@ func statDirKey(p string) (dirKey, bool) {
 // share its timestamp.
 func (k dirKey) settled(now time.Time) bool {
 	return now.UnixNano()-k.ctime > int64(racyWindow)
+}
+
+// dirWatch tells which directories of a protect walk changed since their record was made,
+// with inotify, so that an unchanged directory costs no system call at all: with lstat per
+// directory, a sandboxed call in a workspace of 5,000 directories (a node_modules) cost 20 ms
+// more than a plain step. A directory is watched before it is read or its record is trusted
+// again (add, which returns the stamp the record keeps), so any change after that is an event;
+// drain turns the queued events into new versions of the directories they name before each
+// walk, and a record is fresh while its stamp is the directory's current one. A directory that
+// cannot be watched (the user's watch limit), and every record after the queue overflowed,
+// falls back to the lstat comparison.
+type dirWatch struct {
+	fd       int
+	wds      map[int32]string  // watch descriptor -> the directory's path (the latest added)
+	watching map[string]bool   // paths with a live watch
+	ver      map[string]uint64 // events seen per path
+	epoch    uint64            // queue overflows: every stamp before one is stale
+}
+
+// watchStamp is the state of the watch of a directory when its record was checked.
+type watchStamp struct {
+	ok         bool // the directory was watched
+	ver, epoch uint64
+}
+
+// watchMask is what makes a record stale: an entry created, removed or renamed in the
+// directory, the directory itself moved or removed, or its attributes changed (a directory
+// made readable again shows entries no event announced).
+const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+	unix.IN_MOVE_SELF | unix.IN_DELETE_SELF | unix.IN_ATTRIB | unix.IN_ONLYDIR | unix.IN_DONT_FOLLOW
+
+// newDirWatch returns a watch, or nil when inotify is not available (the lstat comparison
+// then does all the work).
+func newDirWatch() *dirWatch {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	return &dirWatch{fd: fd, wds: map[int32]string{}, watching: map[string]bool{}, ver: map[string]uint64{}}
+}
+
+// fresh says nothing changed in the directory p since its record took stamp s.
+func (d *dirWatch) fresh(p string, s watchStamp) bool {
+	return d != nil && s.ok && d.watching[p] && s.epoch == d.epoch && s.ver == d.ver[p]
+}
+
+// add watches p from now on and returns the stamp of a record the caller then makes by
+// checking p (lstat or read); not ok when p cannot be watched.
+func (d *dirWatch) add(p string) watchStamp {
+	if d == nil {
+		return watchStamp{}
+	}
+	wd, err := unix.InotifyAddWatch(d.fd, p, watchMask)
+	if err != nil {
+		return watchStamp{}
+	}
+	d.wds[int32(wd)] = p
+	d.watching[p] = true
+	return watchStamp{ok: true, ver: d.ver[p], epoch: d.epoch}
+}
+
+// drain reads every queued event and counts it against the directory it names; an
+// overflowed queue makes every stamp stale. Events are queued by the system call that made
+// the change, so a change finished before drain is seen by it.
+func (d *dirWatch) drain() {
+	if d == nil {
+		return
+	}
+	var buf [16 << 10]byte
+	for {
+		n, err := unix.Read(d.fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return // EAGAIN: nothing more queued
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+			d.event(ev.Wd, ev.Mask)
+		}
+	}
+}
+
+// event counts one event of watch wd.
+func (d *dirWatch) event(wd int32, mask uint32) {
+	if mask&unix.IN_Q_OVERFLOW != 0 {
+		d.epoch++
+		return
+	}
+	p, ok := d.wds[wd]
+	if !ok {
+		return
+	}
+	d.ver[p]++
+	if mask&unix.IN_IGNORED != 0 { // the directory went away: its watch with it
+		delete(d.wds, wd)
+		delete(d.watching, p)
+	}
+}
+
+// close stops watching.
+func (d *dirWatch) close() {
+	if d != nil {
+		unix.Close(d.fd)
+	}
 }

@@ -155,6 +155,14 @@ func TestSafeGitConfig(t *testing.T) {
 // found by the next walk, what was removed is no longer reported, and directories that did
 // not change are not read again.
 func TestProtectIndexFindsLaterFiles(t *testing.T) {
+	for _, statOnly := range []bool{true, false} {
+		t.Run(map[bool]string{true: "lstat", false: "watched"}[statOnly], func(t *testing.T) {
+			testProtectIndexFindsLaterFiles(t, statOnly)
+		})
+	}
+}
+
+func testProtectIndexFindsLaterFiles(t *testing.T, statOnly bool) {
 	ws := t.TempDir()
 	write := func(rel string) {
 		t.Helper()
@@ -165,7 +173,8 @@ func TestProtectIndexFindsLaterFiles(t *testing.T) {
 	pats := []string{filepath.Join(ws, "**/.env")}
 	// Directories made by the test are seconds old for the index: their records are
 	// trusted (a just-changed directory is always read again).
-	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }, statOnly: statOnly}
+	defer idx.Close()
 	check := func(reads int, want ...string) {
 		t.Helper()
 		before := idx.reads
@@ -183,7 +192,11 @@ func TestProtectIndexFindsLaterFiles(t *testing.T) {
 	write("src/a/b/main.go")
 	write("src/a/c/x.go")
 	check(5) // ws, src, a, b, c
+	stats := idx.stats
 	check(0)
+	if n := idx.stats - stats; !statOnly && n != 0 {
+		t.Errorf("a walk of unchanged watched directories made %d lstat calls, want none", n)
+	}
 
 	write("new/deep/er/.env") // a new directory tree
 	check(4, "new/deep/er/.env")
@@ -220,7 +233,7 @@ func TestProtectMatchesThroughLinkedRoot(t *testing.T) {
 // would leave its timestamps as they were.
 func TestProtectIndexRacyDirectory(t *testing.T) {
 	ws := t.TempDir()
-	var idx ProtectIndex
+	idx := ProtectIndex{statOnly: true} // a watched directory is read again on an event only
 	pats := []string{filepath.Join(ws, "**/.env")}
 	idx.Matches(ws, pats)
 	before := idx.reads

@@ -1,0 +1,46 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkProtectIndexUnchanged is the walk of each sandboxed call in a workspace of 5,000
+// directories and 50,000 files (a node_modules) that did not change since the last call:
+// lstat of every directory, or inotify (no system call per directory).
+func BenchmarkProtectIndexUnchanged(b *testing.B) {
+	ws := b.TempDir()
+	for i := range 50 {
+		for j := range 100 {
+			d := filepath.Join(ws, "node_modules", fmt.Sprintf("p%d", i), fmt.Sprintf("lib%d", j))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for k := range 10 {
+				if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.js", k)), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	pats := []string{filepath.Join(ws, "**/.env"), filepath.Join(ws, "**/*.pem")}
+	for _, statOnly := range []bool{true, false} {
+		b.Run(map[bool]string{true: "lstat", false: "watched"}[statOnly], func(b *testing.B) {
+			// The directories are seconds old for the index, as in a real workspace.
+			idx := ProtectIndex{statOnly: statOnly, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+			defer idx.Close()
+			idx.Matches(ws, pats)
+			reads, stats := idx.reads, idx.stats
+			for b.Loop() {
+				idx.Matches(ws, pats)
+			}
+			b.ReportMetric(float64(idx.reads-reads)/float64(b.N), "reads/op")
+			b.ReportMetric(float64(idx.stats-stats)/float64(b.N), "lstats/op")
+		})
+	}
+}

@@ -1,0 +1,75 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/sys/unix"
+)
+
+// TestProtectIndexWatchedChanges: with inotify, changes that leave no trace an lstat of the
+// changed directory's parent would see are found by the next walk: a directory made readable
+// again, a tree renamed into the workspace, a change consumed by a walk with other patterns,
+// an overflowed event queue, and a closed watch (the lstat comparison takes over).
+func TestProtectIndexWatchedChanges(t *testing.T) {
+	ws := t.TempDir()
+	p := func(rel string) string { return filepath.Join(ws, rel) }
+	must(t, os.MkdirAll(p("a/b"), 0o755))
+	must(t, os.MkdirAll(p("locked/in"), 0o755))
+	must(t, os.WriteFile(p("locked/in/.env"), nil, 0o644))
+	must(t, os.Chmod(p("locked"), 0))
+	defer os.Chmod(p("locked"), 0o755)
+	env := []string{p("**/.env")}
+	pem := []string{p("**/*.pem")}
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	defer idx.Close()
+	find := func(pats []string, want ...string) {
+		t.Helper()
+		got, _ := idx.Matches(ws, pats)
+		for i := range got {
+			got[i] = strings.TrimPrefix(got[i], ws+"/")
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Matches(%s) (-want +got):\n%s", filepath.Base(pats[0]), diff)
+		}
+	}
+	if os.Getuid() == 0 {
+		find(env, "locked/in/.env") // root reads the locked directory anyway
+	} else {
+		find(env) // unreadable: nothing found there
+	}
+	find(pem)
+	must(t, os.Chmod(p("locked"), 0o755)) // IN_ATTRIB only: no entry was created
+	find(env, "locked/in/.env")
+
+	outside := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(outside, "tree/deep"), 0o755))
+	must(t, os.WriteFile(filepath.Join(outside, "tree/deep/.env"), nil, 0o644))
+	must(t, os.WriteFile(filepath.Join(outside, "tree/key.pem"), nil, 0o644))
+	must(t, os.Rename(filepath.Join(outside, "tree"), p("a/b/tree")))
+	find(env, "a/b/tree/deep/.env", "locked/in/.env")
+	// The event for a/b was consumed by the walk with the other patterns: the records of
+	// these must still see that a/b changed.
+	find(pem, "a/b/tree/key.pem")
+
+	must(t, os.WriteFile(p("a/.env"), nil, 0o644))
+	idx.watch.event(0, unix.IN_Q_OVERFLOW)
+	stats := idx.stats
+	find(env, "a/.env", "a/b/tree/deep/.env", "locked/in/.env")
+	if idx.stats == stats {
+		t.Error("after an overflow the walk trusted its records without lstat")
+	}
+
+	idx.Close()
+	must(t, os.WriteFile(p("a/b/.env"), nil, 0o644))
+	old := time.Now().Add(-time.Hour)
+	must(t, os.Chtimes(p("a/b"), old, old)) // ctime still moves: lstat sees it
+	find(env, "a/.env", "a/b/.env", "a/b/tree/deep/.env", "locked/in/.env")
+}
