@@ -241,6 +241,7 @@ func TestServeStreamCancelled(t *testing.T) {
 func TestClientHostileServer(t *testing.T) {
 	fromServer, toClient := io.Pipe()
 	fromClient, toServer := io.Pipe()
+	answers := make(chan *message, 4) // the client's answers to the server's requests
 	go func() {
 		r := bufio.NewReader(fromClient)
 		for {
@@ -253,11 +254,16 @@ func TestClientHostileServer(t *testing.T) {
 			if m == nil {
 				continue
 			}
+			if m.isResponse() {
+				answers <- m
+				continue
+			}
 			switch m.Method {
 			case "initialize":
 				io.WriteString(toClient, "garbage\n[1,2]\n"+`{"jsonrpc":"2.0","id":{"a":1},"result":{}}`+"\n"+
 					`{"jsonrpc":"2.0","id":"`+string(m.ID)+`","result":{}}`+"\n"+ // the id as a string: another id
 					`{"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{}}`+"\n"+
+					`{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n"+
 					`{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"h","version":"1"}}}`+"\n")
 			case "tools/list":
 				io.WriteString(toClient, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"tools":"not a list"}}`+"\n")
@@ -271,6 +277,25 @@ func TestClientHostileServer(t *testing.T) {
 	sess, err := Connect(ctx, NewStreamTransport(fromServer, toServer), ClientOptions{})
 	if err != nil {
 		t.Fatalf("Connect() = %v", err)
+	}
+	for range 2 {
+		select {
+		case a := <-answers:
+			switch idKey(a.ID) {
+			case "77":
+				if a.Error == nil || a.Error.Code != CodeMethodNotFound {
+					t.Errorf("answer to sampling/createMessage = %+v, want -32601", a)
+				}
+			case `"p"`:
+				if a.Error != nil || string(a.Result) != "{}" {
+					t.Errorf("answer to ping = %+v, want an empty result", a)
+				}
+			default:
+				t.Errorf("an answer to no request of the server: %+v", a)
+			}
+		case <-ctx.Done():
+			t.Fatal("the client did not answer the server's requests")
+		}
 	}
 	if _, err := sess.ListTools(ctx); err == nil {
 		t.Error("ListTools() of a result of the wrong type succeeded")
