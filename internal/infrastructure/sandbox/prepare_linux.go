@@ -84,7 +84,7 @@ func PrepareIndexed(spec *Spec, rep Report, idx *ProtectIndex) (*Launch, error) 
 		return nil, err
 	}
 	if idx == nil {
-		idx = new(ProtectIndex)
+		idx = &ProtectIndex{statOnly: true} // one walk: nothing to watch for
 	}
 	l.Spec.Plan.Protected, l.Spec.Plan.ProtectTruncated = idx.Matches(spec.Dir, spec.Protect)
 	if err := l.makeTempDir(l.Spec.Plan); err != nil {

@@ -24,7 +24,7 @@ var errWalkLimit = errors.New("walk limit reached")
 // directory of the walk (ProtectIndex.Matches without a cache, every letter of the patterns
 // matched without regard to case).
 func ProtectMatches(patterns []string) (matches []string, truncated bool) {
-	return new(ProtectIndex).Matches("", patterns)
+	return (&ProtectIndex{statOnly: true}).Matches("", patterns) // one walk: nothing to watch for
 }
 
 // ProtectIndex finds the protected paths of working directories call after call: it keeps,

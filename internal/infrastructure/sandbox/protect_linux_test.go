@@ -59,6 +59,9 @@ func TestProtectIndexWatchedChanges(t *testing.T) {
 	// these must still see that a/b changed.
 	find(pem, "a/b/tree/key.pem")
 
+	if idx.watch == nil {
+		t.Fatal("no inotify instance: too many open (fs.inotify.max_user_instances), or a leak")
+	}
 	must(t, os.WriteFile(p("a/.env"), nil, 0o644))
 	idx.watch.event(0, unix.IN_Q_OVERFLOW)
 	stats := idx.stats
