@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 	"unsafe"
@@ -175,7 +176,14 @@ func (k dirKey) settled(now time.Time) bool {
 // cannot be watched (the user's watch limit), and every record after the queue overflowed,
 // falls back to the lstat comparison.
 type dirWatch struct {
-	fd       int
+	fd int
+	// mounts is /proc/self/mountinfo, which polls readable with POLLPRI when the mount table
+	// changes: a file system mounted inside the workspace makes no inotify event in the
+	// directory it covers, so any change of the mounts makes every stamp stale (lstat then
+	// sees the mount's other device and inode). nil when it cannot be had: then every walk
+	// takes stamps as stale (lstat decides). A raw descriptor: registered with Go's poller
+	// (os.Open), the poller's epoll would take the change before our poll sees it.
+	mounts   int
 	wds      map[int32]string  // watch descriptor -> the directory's path (the latest added)
 	watching map[string]bool   // paths with a live watch
 	ver      map[string]uint64 // events seen per path
@@ -197,11 +205,44 @@ const watchMask = unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN
 // newDirWatch returns a watch, or nil when inotify is not available (the lstat comparison
 // then does all the work).
 func newDirWatch() *dirWatch {
+	mounts, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // without it, a mount would go unseen: lstat decides
+	}
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
+		unix.Close(mounts)
 		return nil
 	}
-	return &dirWatch{fd: fd, wds: map[int32]string{}, watching: map[string]bool{}, ver: map[string]uint64{}}
+	d := &dirWatch{fd: fd, mounts: mounts, wds: map[int32]string{}, watching: map[string]bool{}, ver: map[string]uint64{}}
+	d.rearm()
+	return d
+}
+
+// mountsChanged reports whether the mount table changed since the last call (or it cannot
+// tell), and then re-arms the poll.
+func (d *dirWatch) mountsChanged() bool {
+	fds := []unix.PollFd{{Fd: int32(d.mounts), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	if err == nil && (n == 0 || fds[0].Revents&(unix.POLLPRI|unix.POLLERR) == 0) {
+		return false
+	}
+	d.rearm()
+	return true
+}
+
+// rearm reads the mount table, after which a poll waits for its next change.
+func (d *dirWatch) rearm() {
+	if _, err := unix.Seek(d.mounts, 0, io.SeekStart); err != nil {
+		return
+	}
+	var buf [4096]byte
+	for {
+		n, err := unix.Read(d.mounts, buf[:])
+		if n <= 0 || (err != nil && err != unix.EINTR) {
+			return
+		}
+	}
 }
 
 // fresh says nothing changed in the directory p since its record took stamp s.
@@ -230,6 +271,9 @@ func (d *dirWatch) add(p string) watchStamp {
 func (d *dirWatch) drain() {
 	if d == nil {
 		return
+	}
+	if d.mountsChanged() {
+		d.epoch++
 	}
 	var buf [16 << 10]byte
 	for {
@@ -269,5 +313,6 @@ func (d *dirWatch) event(wd int32, mask uint32) {
 func (d *dirWatch) close() {
 	if d != nil {
 		unix.Close(d.fd)
+		unix.Close(d.mounts)
 	}
 }

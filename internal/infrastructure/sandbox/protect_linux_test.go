@@ -5,6 +5,7 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -75,4 +76,40 @@ func TestProtectIndexWatchedChanges(t *testing.T) {
 	old := time.Now().Add(-time.Hour)
 	must(t, os.Chtimes(p("a/b"), old, old)) // ctime still moves: lstat sees it
 	find(env, "a/.env", "a/b/.env", "a/b/tree/deep/.env", "locked/in/.env")
+}
+
+// TestProtectIndexSeesMounts: a file system mounted inside the workspace between two walks
+// makes no inotify event in the directory it covers; the mount table's change makes the next
+// walk check every directory with lstat, which sees the mount, and find what it holds.
+func TestProtectIndexSeesMounts(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	// The mount, the walks and /proc/self/mountinfo must all be in one mount namespace: the
+	// process's, on this thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if self, _ := os.Readlink("/proc/self/ns/mnt"); self != func() string { s, _ := os.Readlink("/proc/thread-self/ns/mnt"); return s }() {
+		t.Skip("this thread is in a mount namespace of its own (another test unshared it)")
+	}
+	ws := t.TempDir()
+	m := filepath.Join(ws, "a", "m")
+	must(t, os.MkdirAll(m, 0o755))
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	defer idx.Close()
+	pats := []string{filepath.Join(ws, "**/.env")}
+	idx.Matches(ws, pats)
+	if err := unix.Mount("tmpfs", m, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("mount tmpfs: %v", err)
+	}
+	defer unix.Unmount(m, unix.MNT_DETACH)
+	must(t, os.WriteFile(filepath.Join(m, ".env"), nil, 0o644))
+	epoch := idx.watch.epoch
+	got, _ := idx.Matches(ws, pats)
+	if want := []string{filepath.Join(m, ".env")}; !cmp.Equal(got, want) {
+		var st unix.Stat_t
+		unix.Lstat(m, &st)
+		ents, _ := os.ReadDir(m)
+		t.Errorf("after a mount inside the workspace: matches %q, want %q (epoch %d -> %d, m dev %d, %d entries, self %s)", got, want, epoch, idx.watch.epoch, st.Dev, len(ents), func() string { s, _ := os.Readlink("/proc/thread-self/ns/mnt"); return s }())
+	}
 }
