@@ -59,7 +59,7 @@ func TestRunSandboxed(t *testing.T) {
 	r := sandboxedRunner(t, nil)
 	ws, outside := t.TempDir(), t.TempDir()
 	os.Chmod(outside, 0o777)
-	script := `id -u; echo made > made; echo x > ` + outside + `/x || echo refused; echo $HOME | grep -q awf-sandbox && echo private-home`
+	script := `id -u; echo made > made; echo x > ` + outside + `/x || echo refused; echo $HOME | grep -q awf-tmp- && echo private-home`
 	res, err := r.Run(t.Context(), ports.ProcessRequest{Script: script, Dir: ws, Policy: &workflow.Policy{}})
 	if err != nil {
 		t.Fatal(err)

@@ -41,8 +41,9 @@ type Launch struct {
 	SysProcAttr *syscall.SysProcAttr
 	Expected    Applied
 
-	profile *SeatbeltProfile // nil without Seatbelt
-	tempDir string
+	profile    *SeatbeltProfile // nil without Seatbelt
+	tempDir    string
+	removeTemp func() error // deletes tempDir and drops its lock
 }
 
 // Wrapper returns how to start the helper under Seatbelt (sandbox-exec with the profile), or
@@ -68,10 +69,10 @@ func (l *Launch) LimitReached() string { return "" }
 
 // Close removes the private temporary directory, once the helper is gone.
 func (l *Launch) Close() error {
-	if l.tempDir == "" {
+	if l.removeTemp == nil {
 		return nil
 	}
-	return os.RemoveAll(l.tempDir)
+	return l.removeTemp()
 }
 
 // PrepareIndexed is Prepare: outside Linux the protect index is not used.
@@ -99,11 +100,11 @@ func Prepare(spec *Spec, rep Report) (*Launch, error) {
 
 // seatbelt makes the temporary directory and the profile.
 func (l *Launch) seatbelt() error {
-	dir, err := os.MkdirTemp("", "awf-sandbox-")
+	dir, remove, err := makeTempDir()
 	if err != nil {
-		return fault.Wrap(fault.System, fmt.Errorf("sandbox: private temp dir: %w", err))
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
-	l.tempDir = dir
+	l.tempDir, l.removeTemp = dir, remove
 	l.Spec.Plan.TempDir, l.Spec.Plan.Seatbelt = dir, true
 	self, err := os.Executable()
 	if err != nil {

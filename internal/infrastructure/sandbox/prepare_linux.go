@@ -258,11 +258,11 @@ const capSysAdmin = 21
 
 // makeTempDir creates the private temporary directory, owned by the uid the script runs as.
 func (l *Launch) makeTempDir(plan *Plan) error {
-	dir, err := os.MkdirTemp("", "awf-sandbox-")
+	dir, remove, err := makeTempDir()
 	if err != nil {
-		return fault.Wrap(fault.System, fmt.Errorf("sandbox: private temp dir: %w", err))
+		return fault.Wrap(fault.System, fmt.Errorf("sandbox: %w", err))
 	}
-	l.cleanup = append(l.cleanup, func() error { return os.RemoveAll(dir) })
+	l.cleanup = append(l.cleanup, remove)
 	plan.TempDir = dir
 	owner := -1
 	switch {

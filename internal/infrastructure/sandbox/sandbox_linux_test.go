@@ -437,12 +437,12 @@ func TestExpect(t *testing.T) {
 }
 
 func TestExpectCreatesNothing(t *testing.T) {
-	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "awf-sandbox-*"))
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
 	spec, _ := Compile(nil, nil, Context{Dir: "/work/ws"})
 	for range 3 {
 		Expect(spec, fullReport(0))
 	}
-	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "awf-sandbox-*"))
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
 	if len(after) > len(before) {
 		t.Errorf("Expect created %d temp dirs", len(after)-len(before))
 	}
