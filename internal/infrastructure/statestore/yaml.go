@@ -218,8 +218,12 @@ func literalSafe(s string) bool {
 }
 
 // binaryScalar writes bytes as a YAML !!binary scalar: standard base64 on one line.
+//
+// The base64 is double-quoted: plain, a base64 text that reads as another type (8703, true,
+// null, 1e10, 0x12) was decoded as that type despite the tag, and the run did not load
+// (FuzzSaveLoadBytes found "\xf3\xbd7", whose base64 is 8703).
 func binaryScalar(s string) string {
-	return "!!binary " + base64.StdEncoding.EncodeToString([]byte(s))
+	return `!!binary "` + base64.StdEncoding.EncodeToString([]byte(s)) + `"`
 }
 
 // floatWithPoint turns "1e+20" into "1.0e+20": YAML 1.1 readers, go-yaml's included, take an
