@@ -166,8 +166,11 @@ type dirWatch struct{}
 
 type watchStamp struct{}
 
+func (watchStamp) watched() bool { return false }
+
 func newDirWatch() *dirWatch                    { return nil }
 func (*dirWatch) fresh(string, watchStamp) bool { return false }
 func (*dirWatch) add(string) watchStamp         { return watchStamp{} }
 func (*dirWatch) drain()                        {}
+func (*dirWatch) generation() (uint64, bool)    { return 0, false }
 func (*dirWatch) close()                        {}

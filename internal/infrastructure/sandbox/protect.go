@@ -47,9 +47,22 @@ type ProtectIndex struct {
 	watched bool // watch was tried
 	// statOnly never watches (tests of the lstat comparison).
 	statOnly bool
-	now      func() time.Time // time.Now when nil; tests move it on
+	// last is the result of the last walk of each pattern set when every directory it went
+	// through was watched and nothing stopped it: while the watch's generation is the same,
+	// nothing it walked changed, and the next Matches gives it again without walking.
+	last map[string]walkResult
+	// skips counts the walks last spared, for the tests.
+	skips int
+	now   func() time.Time // time.Now when nil; tests move it on
 	// reads counts the directories read, and stats those compared with lstat, for the tests.
 	reads, stats int
+}
+
+// walkResult is what a walk found, and the watch's generation when it ran.
+type walkResult struct {
+	gen       uint64
+	matches   []string
+	truncated bool
 }
 
 // Close stops watching the directories; the index still works after it, with lstat.
@@ -134,12 +147,24 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 		x.watch, x.watched = newDirWatch(), true
 	}
 	x.watch.drain()
-	w := &protectWalk{deep: deep, hidden: hidden, old: x.sets[set.String()], seen: map[string]*dirRecord{}, now: now(),
+	key := set.String()
+	gen, watching := x.watch.generation()
+	if last, ok := x.last[key]; ok && watching && last.gen == gen {
+		x.skips++
+		matches = append(matches, last.matches...)
+		slices.Sort(matches)
+		return slices.Compact(matches), last.truncated
+	}
+	delete(x.last, key)
+	w := &protectWalk{deep: deep, hidden: hidden, old: x.sets[key], seen: map[string]*dirRecord{}, now: now(),
 		watch: x.watch, reads: &x.reads, stats: &x.stats}
 	for _, root := range walks {
 		// A root reached through a symbolic link (a working directory under a linked
 		// directory) is walked: only the links beneath it are not followed.
 		fi, err := os.Stat(root)
+		if err != nil || !fi.IsDir() {
+			w.unwatched = true // its creation would be an event in no watched directory
+		}
 		if err != nil {
 			continue // missing: nothing to mask there
 		}
@@ -152,7 +177,13 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 		if x.sets == nil {
 			x.sets = map[string]map[string]*dirRecord{}
 		}
-		x.sets[set.String()] = w.seen // the directories of this walk only: the rest went away
+		x.sets[key] = w.seen // the directories of this walk only: the rest went away
+		if watching && !truncated && !w.unwatched {
+			if x.last == nil {
+				x.last = map[string]walkResult{}
+			}
+			x.last[key] = walkResult{gen: gen, matches: slices.Clone(w.matches)}
+		}
 	}
 	matches = append(matches, w.matches...)
 	slices.Sort(matches)
@@ -161,16 +192,19 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 
 // protectWalk is one walk of Matches.
 type protectWalk struct {
-	deep    [][]string
-	hidden  map[string]bool       // directories a static pattern matched: hidden whole, not entered
-	old     map[string]*dirRecord // the records of the last walk with these patterns
-	seen    map[string]*dirRecord // the records of this one
-	now     time.Time
-	watch   *dirWatch // nil: lstat decides
-	reads   *int
-	stats   *int
-	visited int
-	matches []string
+	deep   [][]string
+	hidden map[string]bool       // directories a static pattern matched: hidden whole, not entered
+	old    map[string]*dirRecord // the records of the last walk with these patterns
+	seen   map[string]*dirRecord // the records of this one
+	now    time.Time
+	watch  *dirWatch // nil: lstat decides
+	// unwatched says a directory of the walk (or a root) has no watch: a change there would
+	// make no event, so the result is not kept for the next Matches.
+	unwatched bool
+	reads     *int
+	stats     *int
+	visited   int
+	matches   []string
 }
 
 // visit counts the entry p, then takes it as what kind says: a match, a nested repository's
@@ -233,6 +267,7 @@ func (w *protectWalk) record(p string, git bool) *dirRecord {
 		return old
 	}
 	stamp := w.watch.add(p)
+	w.unwatched = w.unwatched || !stamp.watched()
 	key, keyed := statDirKey(p)
 	*w.stats++
 	if keyed && old != nil && !old.racy && old.key == key {

@@ -187,7 +187,8 @@ type dirWatch struct {
 	wds      map[int32]string  // watch descriptor -> the directory's path (the latest added)
 	watching map[string]bool   // paths with a live watch
 	ver      map[string]uint64 // events seen per path
-	epoch    uint64            // queue overflows: every stamp before one is stale
+	epoch    uint64            // queue overflows and mount changes: every stamp before one is stale
+	gen      uint64            // every event, overflow and mount change: see generation
 }
 
 // watchStamp is the state of the watch of a directory when its record was checked.
@@ -274,6 +275,7 @@ func (d *dirWatch) drain() {
 	}
 	if d.mountsChanged() {
 		d.epoch++
+		d.gen++
 	}
 	var buf [16 << 10]byte
 	for {
@@ -294,6 +296,7 @@ func (d *dirWatch) drain() {
 
 // event counts one event of watch wd.
 func (d *dirWatch) event(wd int32, mask uint32) {
+	d.gen++
 	if mask&unix.IN_Q_OVERFLOW != 0 {
 		d.epoch++
 		return
@@ -309,6 +312,15 @@ func (d *dirWatch) event(wd int32, mask uint32) {
 	}
 }
 
+// generation counts every event, overflow and mount change drained so far: while it stays
+// the same, no watched directory changed. ok is false without a watch.
+func (d *dirWatch) generation() (gen uint64, ok bool) {
+	if d == nil {
+		return 0, false
+	}
+	return d.gen, true
+}
+
 // close stops watching.
 func (d *dirWatch) close() {
 	if d != nil {
@@ -316,3 +328,6 @@ func (d *dirWatch) close() {
 		unix.Close(d.mounts)
 	}
 }
+
+// watched says the directory had a watch when the stamp was taken.
+func (s watchStamp) watched() bool { return s.ok }

@@ -113,3 +113,27 @@ func TestProtectIndexSeesMounts(t *testing.T) {
 		t.Errorf("after a mount inside the workspace: matches %q, want %q (epoch %d -> %d, m dev %d, %d entries, self %s)", got, want, epoch, idx.watch.epoch, st.Dev, len(ents), func() string { s, _ := os.Readlink("/proc/thread-self/ns/mnt"); return s }())
 	}
 }
+
+// TestProtectIndexRootCreatedLater: a pattern's root that did not exist (or was no directory)
+// at a walk has no watch, so its creation is no event: the walk's result is not kept, and the
+// next walk finds what the new root holds.
+func TestProtectIndexRootCreatedLater(t *testing.T) {
+	ws := t.TempDir()
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	defer idx.Close()
+	pats := []string{filepath.Join(ws, "secrets/**/*.pem")}
+	if got, _ := idx.Matches(ws, pats); len(got) != 0 {
+		t.Fatalf("matches before = %q", got)
+	}
+	must(t, os.MkdirAll(filepath.Join(ws, "secrets", "prod"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "secrets", "prod", "k.pem"), nil, 0o600))
+	got, _ := idx.Matches(ws, pats)
+	if want := []string{filepath.Join(ws, "secrets/prod/k.pem")}; !cmp.Equal(got, want) {
+		t.Errorf("after the root was created: matches %q, want %q", got, want)
+	}
+	skips := idx.skips
+	idx.Matches(ws, pats)
+	if idx.skips == skips {
+		t.Error("once the root exists and nothing changes, the walk is not spared")
+	}
+}

@@ -192,10 +192,13 @@ func testProtectIndexFindsLaterFiles(t *testing.T, statOnly bool) {
 	write("src/a/b/main.go")
 	write("src/a/c/x.go")
 	check(5) // ws, src, a, b, c
-	stats := idx.stats
+	stats, skips := idx.stats, idx.skips
 	check(0)
 	if n := idx.stats - stats; !statOnly && n != 0 {
 		t.Errorf("a walk of unchanged watched directories made %d lstat calls, want none", n)
+	}
+	if !statOnly && idx.skips == skips {
+		t.Error("nothing changed in a watched workspace, and it was walked again")
 	}
 
 	write("new/deep/er/.env") // a new directory tree
