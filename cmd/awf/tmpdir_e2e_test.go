@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestSandboxTempDirOfAKilledRunIsSwept: awf killed with SIGKILL during a sandboxed call cannot
 // remove the call's private temporary directory; the next awf to start a sandbox removes it,
-// since no process holds its lock any more, and removes its own when it ends.
+// since no process holds its lock any more (and it is not brand new), and removes its own when
+// it ends.
 func TestSandboxTempDirOfAKilledRunIsSwept(t *testing.T) {
 	tmp := t.TempDir()
 	if err := os.Chmod(tmp, 0o1777); err != nil { // like /tmp: the sandbox's uid reaches its directory in it
@@ -35,6 +37,12 @@ func TestSandboxTempDirOfAKilledRunIsSwept(t *testing.T) {
 	stopOrphan(t, e)
 	if _, err := os.Stat(left); err != nil {
 		t.Fatalf("the killed run's temp dir is already gone (%v): nothing to test", err)
+	}
+	// A directory is swept once it is older than a moment (another awf may have just made
+	// it and not hold it yet): this one is made older rather than waited for.
+	old := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(left, old, old); err != nil {
+		t.Fatal(err)
 	}
 
 	quick := e.cmd(t.Context(), "run", "quick.yaml")

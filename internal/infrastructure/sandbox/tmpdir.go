@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 // tempPrefix names the private temporary directories of sandboxes under the system's
@@ -39,10 +40,17 @@ func makeTempDir() (dir string, remove func() error, err error) {
 	}, nil
 }
 
+// sweepAge is how old a directory must be to be swept: another awf holds its directory from
+// just after creating it (makeTempDir), and a sweep in between must not take it.
+const sweepAge = 10 * time.Second
+
 // sweepTempDirs deletes the private temporary directories that no process holds.
 func sweepTempDirs() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
 	for _, d := range dirs {
+		if fi, err := os.Lstat(d); err != nil || time.Since(fi.ModTime()) < sweepAge {
+			continue
+		}
 		if unlock, ok := takeDir(d); ok {
 			os.RemoveAll(d)
 			unlock()
