@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -189,6 +191,9 @@ type dirWatch struct {
 	ver      map[string]uint64 // events seen per path
 	epoch    uint64            // queue overflows and mount changes: every stamp before one is stale
 	gen      uint64            // every event, overflow and mount change: see generation
+	// limit is how many directories awf watches at most: a quarter of the user's inotify
+	// watches (fs.inotify.max_user_watches), so that editors and other tools keep the rest.
+	limit int
 }
 
 // watchStamp is the state of the watch of a directory when its record was checked.
@@ -215,9 +220,24 @@ func newDirWatch() *dirWatch {
 		unix.Close(mounts)
 		return nil
 	}
-	d := &dirWatch{fd: fd, mounts: mounts, wds: map[int32]string{}, watching: map[string]bool{}, ver: map[string]uint64{}}
+	d := &dirWatch{fd: fd, mounts: mounts, wds: map[int32]string{}, watching: map[string]bool{}, ver: map[string]uint64{},
+		limit: watchLimit()}
 	d.rearm()
 	return d
+}
+
+// watchLimit is a quarter of the user's inotify watches, 2,048 when the limit cannot be read
+// (a quarter of the kernel's smallest default).
+func watchLimit() int {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return 2048
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || n <= 0 {
+		return 2048
+	}
+	return n / 4
 }
 
 // mountsChanged reports whether the mount table changed since the last call (or it cannot
@@ -239,8 +259,7 @@ func (d *dirWatch) rearm() {
 	}
 	var buf [4096]byte
 	for {
-		n, err := unix.Read(d.mounts, buf[:])
-		if n <= 0 || (err != nil && err != unix.EINTR) {
+		if n, _ := unix.Read(d.mounts, buf[:]); n <= 0 {
 			return
 		}
 	}
@@ -254,8 +273,8 @@ func (d *dirWatch) fresh(p string, s watchStamp) bool {
 // add watches p from now on and returns the stamp of a record the caller then makes by
 // checking p (lstat or read); not ok when p cannot be watched.
 func (d *dirWatch) add(p string) watchStamp {
-	if d == nil {
-		return watchStamp{}
+	if d == nil || (!d.watching[p] && len(d.watching) >= d.limit) {
+		return watchStamp{} // past awf's share of the watches: lstat decides
 	}
 	wd, err := unix.InotifyAddWatch(d.fd, p, watchMask)
 	if err != nil {

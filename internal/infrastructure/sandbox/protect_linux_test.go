@@ -137,3 +137,43 @@ func TestProtectIndexRootCreatedLater(t *testing.T) {
 		t.Error("once the root exists and nothing changes, the walk is not spared")
 	}
 }
+
+// TestProtectIndexWatchLimit: past awf's share of the user's inotify watches, directories are
+// compared with lstat: changes in them are still found, and the walk is never spared.
+func TestProtectIndexWatchLimit(t *testing.T) {
+	ws := t.TempDir()
+	for _, d := range []string{"a/b", "c/d", "e/f"} {
+		must(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
+	}
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	defer idx.Close()
+	pats := []string{filepath.Join(ws, "**/.env")}
+	idx.Matches(ws, pats)
+	if idx.watch == nil {
+		t.Fatal("no inotify instance")
+	}
+	idx.Close()
+	idx.watch, idx.last = newDirWatch(), nil
+	idx.watch.limit = 3 // of the 7 directories
+	idx.Matches(ws, pats)
+	if n := len(idx.watch.watching); n != 3 {
+		t.Errorf("%d directories watched, want the limit, 3", n)
+	}
+	for _, d := range []string{"a/b", "c/d", "e/f"} {
+		must(t, os.WriteFile(filepath.Join(ws, d, ".env"), nil, 0o600))
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, d := range []string{"a/b", "c/d", "e/f"} {
+		must(t, os.Chtimes(filepath.Join(ws, d), old, old)) // ctime still moves
+	}
+	skips := idx.skips
+	got, _ := idx.Matches(ws, pats)
+	want := []string{filepath.Join(ws, "a/b/.env"), filepath.Join(ws, "c/d/.env"), filepath.Join(ws, "e/f/.env")}
+	if !cmp.Equal(got, want) {
+		t.Errorf("matches %q, want %q", got, want)
+	}
+	idx.Matches(ws, pats)
+	if idx.skips != skips {
+		t.Error("a walk through unwatched directories was spared")
+	}
+}
