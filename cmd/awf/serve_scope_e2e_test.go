@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -68,5 +69,45 @@ func TestSandboxServedHelperKillsWhatEveryThreadStarted(t *testing.T) {
 		if d := st.States["leave"].DurationMs; d > 3000 {
 			t.Errorf("leave took %d ms: its clean-up waited for processes it could not kill", d)
 		}
+	}
+}
+
+// abstractWorkflow: pairs of programs of one call, a listener and a client, meet on abstract
+// unix sockets (the interpreter starts each program from whichever thread runs it).
+const abstractWorkflow = `name: abstract
+approval: {default: auto}
+steps:
+  - name: meet
+    type: tool
+    tool: shell
+    args:
+      command: |
+        ok=0
+        for i in 1 2 3 4 5 6 7 8; do
+          python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind("\0awf-e2e-" + sys.argv[1]); s.listen(); s.settimeout(3); c,_=s.accept(); c.send(b"x")' $i &
+          sleep 0.05
+          python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect("\0awf-e2e-" + sys.argv[1]); print(s.recv(1).decode())' $i 2>/dev/null | grep -q x && ok=$((ok+1))
+          wait
+        done
+        echo "met $ok of 8"
+`
+
+// TestSandboxProgramsReachEachOthersAbstractSockets: with Landlock's abstract-socket scope
+// (ABI 6), programs of one call may connect to each other's abstract unix sockets, whichever
+// thread of the helper started them. Before, each thread's own domain made most connections
+// fail with EPERM.
+func TestSandboxProgramsReachEachOthersAbstractSockets(t *testing.T) {
+	rep := sandbox.Probe()
+	if !rep.Root || !rep.Available(sandbox.LayerPIDNS) || landlock.ABI() < 6 {
+		t.Skip("needs root, namespaces and Landlock ABI 6 (scopes)")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3 for its sockets")
+	}
+	e := newEnv(t)
+	e.write("abstract.yaml", abstractWorkflow)
+	res := e.runJSON(0, "run", "abstract.yaml")
+	if got := strings.TrimSpace(e.state(res.RunID).States["meet"].Output); got != "met 8 of 8" {
+		t.Errorf("programs of one call on abstract sockets: %q, want met 8 of 8", got)
 	}
 }
