@@ -314,6 +314,11 @@ func (jc *jobControl) newJob(parent int, text string) int {
 func (jc *jobControl) stopped(id int) bool {
 	jc.mu.Lock()
 	defer jc.mu.Unlock()
+	return jc.stoppedLocked(id)
+}
+
+// stoppedLocked is stopped with mu held.
+func (jc *jobControl) stoppedLocked(id int) bool {
 	for id > 0 && id < len(jc.jobs) {
 		if jc.jobs[id].killed {
 			return true
@@ -352,9 +357,15 @@ func (jc *jobControl) started(hc interp.HandlerContext, pid int) (exited func())
 	id := jc.current(hc)
 	jc.mu.Lock()
 	j := jc.jobs[id]
-	j.procs[pid], jc.procs[pid] = true, id
+	stopped := jc.stoppedLocked(id)
+	jc.procs[pid] = id
+	if !stopped || !j.shellEnded {
+		// A program whose start raced with kill %N is not the settled job's: jobs would
+		// list the job as running again after wait %N returned (TestLocalJobControl).
+		j.procs[pid] = true
+	}
 	jc.mu.Unlock()
-	if jc.stopped(id) {
+	if stopped {
 		jc.signal(pid, syscall.SIGKILL)
 	}
 	return func() {
