@@ -155,8 +155,11 @@ func killAndResume(t *testing.T, args []string, cassette string, at time.Duratio
 		}
 	}
 	// A write takes effect once: each write_file call has one attempt that was not found,
-	// by its digest, not to have happened.
+	// by its digest, not to have happened. A kill after the call was recorded in flight but
+	// before its started record leaves a rerun decision that closes no attempt: it cancels
+	// nothing.
 	writes := map[string]int{}
+	open := map[string]bool{}
 	for _, l := range all {
 		if l.Tool != "write_file" {
 			continue
@@ -164,8 +167,14 @@ func killAndResume(t *testing.T, args []string, cassette string, at time.Duratio
 		switch {
 		case l.Outcome == "started":
 			writes[l.CallID]++
+			open[l.CallID] = true
 		case l.Recovery.Decision == state.RecoveryRerun:
-			writes[l.CallID]--
+			if open[l.CallID] {
+				writes[l.CallID]--
+			}
+			open[l.CallID] = false
+		default:
+			open[l.CallID] = false
 		}
 	}
 	for id, n := range writes {
