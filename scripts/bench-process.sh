@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process figures, measured from outside the process against baselines taken in the same
-# run (scripts/procbench): start-up against /bin/true, per-step cost at 50 and 2,000 steps (and
+# run (scripts/procbench): start-up against /bin/true (with two floors: an empty Go program and one
+# linking awf's dependencies), per-step cost at 50 and 2,000 steps (and
 # 10,000 with FULL=1: its run and validate, peak RSS included), 50 steps against a bare sh loop,
 # a sandboxed tool call against a plain step, peak RSS with a 10 MB output against a trivial
 # run, refusing deeply nested YAML. Each target is one line: target, min and median, PASS or

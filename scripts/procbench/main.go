@@ -4,10 +4,12 @@
 
 // Command procbench measures awf from outside the process and prints each whole-process
 // target of the project against a baseline measured in the same run: per-step cost as
-// workflows grow, start-up against /bin/true, 50 steps against a bare shell loop, a sandboxed
-// tool call against a plain step, peak memory of a 10,000-step run, of its validate and of a
-// run with a 10 MB output, refusing deeply nested YAML. Each line gives the target, the
-// figure from the minimum and from the median of several runs, and PASS or FAIL (judged on
+// workflows grow, start-up against /bin/true (beside two floors built from this repository:
+// an empty Go program, and one that links awf's dependencies and runs nothing), 50 steps
+// against a bare shell loop, a sandboxed tool call against a plain step, peak memory of a
+// 10,000-step run, of its validate and of a run with a 10 MB output, refusing deeply nested
+// YAML. Each line gives the target, the figure from the minimum and from the median of
+// several runs, and PASS or FAIL (judged on
 // the median, or on the single run when there is one).
 //
 // It is a separate, small program on purpose. Wall time, CPU time and peak RSS come from the
@@ -88,23 +90,46 @@ func (b *bench) measure(runs int, argv ...string) stats {
 func (b *bench) measureExit(runs, code int, argv ...string) stats {
 	var ss []sample
 	for range runs {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = b.dir
-		cmd.Env = append(os.Environ(), "HOME="+b.dir)
-		start := time.Now()
-		out, err := cmd.CombinedOutput()
-		wall := time.Since(start)
-		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != code {
-			fail(fmt.Errorf("%s: want exit %d, got %v\n%s", strings.Join(argv, " "), code, err, out))
-		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		ss = append(ss, sample{
-			wall:   wall,
-			cpu:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
-			rssKiB: ru.Maxrss,
-		})
+		ss = append(ss, b.once(code, argv))
 	}
 	return summarize(ss)
+}
+
+// interleaved runs each command once per round, runs rounds, and returns the statistics of
+// each: commands compared with each other then see the same moments of a machine whose speed
+// drifts (a shared virtual machine's does, by tens of percent within minutes).
+func (b *bench) interleaved(runs int, cmds ...[]string) []stats {
+	ss := make([][]sample, len(cmds))
+	for range runs {
+		for i, argv := range cmds {
+			ss[i] = append(ss[i], b.once(0, argv))
+		}
+	}
+	out := make([]stats, len(cmds))
+	for i := range ss {
+		out[i] = summarize(ss[i])
+	}
+	return out
+}
+
+// once runs argv in the bench directory and measures it; it stops the program when the
+// command does not exit with code.
+func (b *bench) once(code int, argv []string) sample {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = b.dir
+	cmd.Env = append(os.Environ(), "HOME="+b.dir)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != code {
+		fail(fmt.Errorf("%s: want exit %d, got %v\n%s", strings.Join(argv, " "), code, err, out))
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return sample{
+		wall:   wall,
+		cpu:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		rssKiB: ru.Maxrss,
+	}
 }
 
 func summarize(ss []sample) stats {
@@ -187,16 +212,27 @@ func (f figure) over(base figure) figure { return figure{f.min / base.min, f.med
 
 func (b *bench) startup() {
 	runs := b.runs * 20 // a few ms each: many runs steady the minimum and median
-	fmt.Printf("\n== start-up, against /bin/true (%d runs each)\n", runs)
-	base := b.measure(runs, "/bin/true")
-	version := b.measure(runs, b.awf, "--version")
+	fmt.Printf("\n== start-up, against /bin/true (%d runs each, interleaved)\n", runs)
 	wf := b.write("three.yaml", stepsWorkflow(3, "true"))
-	validate := b.measure(runs, b.awf, "validate", wf)
+	cmds := [][]string{{"/bin/true"}, {b.awf, "--version"}, {b.awf, "validate", wf}}
+	empty, deps, err := floors(b.dir)
+	if err != nil {
+		fmt.Printf("(no floors: %v)\n", err)
+	} else {
+		cmds = append(cmds, []string{empty}, []string{deps})
+	}
+	s := b.interleaved(runs, cmds...)
+	base, version, validate := s[0], s[1], s[2]
 	detail := func(s stats) string {
 		return fmt.Sprintf("[wall %s; /bin/true %s]", wallMS(s), wallMS(base))
 	}
 	b.target("awf --version: wall over /bin/true", wallMS(version).minus(wallMS(base)), 1.5, detail(version))
 	b.target("awf validate (3 steps): wall over /bin/true", wallMS(validate).minus(wallMS(base)), 1.5, detail(validate))
+	if len(s) == 5 {
+		fmt.Printf("%-50s %s\n", "floor: an empty Go program, over /bin/true", wallMS(s[3]).minus(wallMS(base)))
+		fmt.Printf("%-50s %s\n", "floor: awf's dependencies linked, nothing run", wallMS(s[4]).minus(wallMS(base)))
+		fmt.Printf("%-50s %s\n", "awf --version over the dependencies' floor", wallMS(version).minus(wallMS(s[4])))
+	}
 }
 
 // stepCost is the cost per step of an n-step run over a 1-step run.
