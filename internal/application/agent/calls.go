@@ -453,13 +453,13 @@ func (l *loop) closeAbandoned(ctx context.Context) error {
 	for _, i := range idxs {
 		rec := l.resume.record(i)
 		c := closed{idx: i,
-			res: state.ToolCallResult{Error: "interrupted: the run stopped while this call was running, and the resumed model did not ask for it again"},
+			res: state.ToolCallResult{Error: "interrupted: the run stopped while this call was in flight (about to run, or running), and the resumed model did not ask for it again"},
 			rcv: state.Recovery{Decision: state.RecoveryUnknown, By: state.RecoveredByNonInteractive, Detail: "the resumed model did not ask for this call again"}}
 		if chk := l.info[rec.Tool].Checker; chk != nil {
 			check := chk.Check(ctx, tool.Invocation{ID: rec.ID, Args: rec.Arguments, Scope: l.sc.Scope}, rec.Intent)
 			if check.Verdict == tool.VerdictDone {
 				c.res = state.ToolCallResult{Success: true, Approval: state.RecoveredByCheck,
-					Output: "This call was running when the run stopped; it took effect (" + check.Detail + "). The resumed model did not ask for it again."}
+					Output: "This call was in flight when the run stopped; it took effect (" + check.Detail + "). The resumed model did not ask for it again."}
 				c.rcv = state.Recovery{Decision: state.RecoveryDone, By: state.RecoveredByCheck, Detail: check.Detail}
 			} else {
 				c.rcv.Detail += "; its check: " + check.Detail

@@ -68,12 +68,12 @@ func (l *loop) settled(p *pendingCall, r state.Recovery) *pendingCall {
 		p.kind = callRerun
 	case state.RecoveryDone:
 		p.res = state.ToolCallResult{Success: true, Approval: r.By,
-			Output: "This call was running when the run stopped; it took effect (" + r.By + detail(r.Detail) + ")."}
+			Output: "This call was in flight when the run stopped; it took effect (" + r.By + detail(r.Detail) + ")."}
 	case state.RecoverySkip:
-		p.res = state.ToolCallResult{Approval: r.By, Error: "not run: the run stopped while this call was running, " +
+		p.res = state.ToolCallResult{Approval: r.By, Error: "not run: the run stopped while this call was in flight (about to run, or running), " +
 			"and the person chose not to run it again; it may or may not have taken effect"}
 	default:
-		p.res = state.ToolCallResult{Approval: r.By, Error: "outcome unknown: the run stopped while this call was running, " +
+		p.res = state.ToolCallResult{Approval: r.By, Error: "outcome unknown: the run stopped while this call was in flight (about to run, or running), " +
 			"so it may or may not have taken effect, and awf could not check; it was not run again: check before trying it again"}
 	}
 	p.msg = resultText(p.res)
@@ -124,12 +124,14 @@ func settleRecord(s *state.StepState, idx int, r state.Recovery, intent map[stri
 	}
 }
 
-// auditSettled writes the audit record that closes the started record of a call a crash cut
-// off, with what resume decided.
+// auditSettled writes the audit record that closes a call a crash cut off, with what resume
+// decided. It closes the call's started record when there is one: a crash after the call was
+// recorded in flight but before the governed path wrote its started record (while it waited
+// for approval, say) leaves none, and the call never ran.
 func (l *loop) auditSettled(ctx context.Context, p *pendingCall) error {
 	res := p.res
 	if p.kind == callRerun {
-		res = state.ToolCallResult{Error: "interrupted: the run stopped while this call was running; it runs again"}
+		res = state.ToolCallResult{Error: "interrupted: the run stopped while this call was in flight (about to run, or running); it runs again"}
 	}
 	return l.audit(ctx, p.prevID, p.ref.Name, res, *p.recovery)
 }

@@ -53,7 +53,7 @@ func TestResume(t *testing.T) {
 	}{{
 		name:    "in-flight call not idempotent",
 		invoked: nil,
-		third: state.ToolCallResult{Approval: "non_interactive", Error: "outcome unknown: the run stopped while this call was running, " +
+		third: state.ToolCallResult{Approval: "non_interactive", Error: "outcome unknown: the run stopped while this call was in flight (about to run, or running), " +
 			"so it may or may not have taken effect, and awf could not check; it was not run again: check before trying it again"},
 		content:  "Error: outcome unknown",
 		outcome:  state.OutcomeUnknown,

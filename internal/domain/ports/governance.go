@@ -185,8 +185,9 @@ const (
 	// its result is known: a call that awf died in (or that is still running) is then in the
 	// log. The call's completion record follows it; readers fold the two (audit.Fold).
 	OutcomeStarted = "started"
-	// OutcomeUnknown closes the started record of a call a crash cut off whose effect nobody
-	// established; the record's recovery says what resume decided.
+	// OutcomeUnknown closes a call a crash cut off whose effect nobody established: its
+	// started record, or, when the crash came before the call got one, its in-flight record
+	// in the state. The record's recovery says what resume decided.
 	OutcomeUnknown = "unknown"
 )
 

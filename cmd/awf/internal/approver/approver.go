@@ -79,7 +79,7 @@ var _ ports.Settler = (*Terminal)(nil)
 // returns ports.ErrNoApprover at once when nobody can be asked.
 func (t *Terminal) Settle(ctx context.Context, req ports.SettleRequest) (ports.Settlement, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n? a tool call was running when the run stopped: %s", clean(req.Tool, 80))
+	fmt.Fprintf(&b, "\n? a tool call was in flight (about to run, or running) when the run stopped: %s", clean(req.Tool, 80))
 	if req.Step != "" {
 		fmt.Fprintf(&b, " (step %s, call %s)", clean(req.Step, 80), clean(req.CallID, 80))
 	}

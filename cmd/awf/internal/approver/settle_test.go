@@ -43,7 +43,7 @@ func TestSettleThroughAPseudoTerminal(t *testing.T) {
 			if r.err != nil || r.s != tc.want {
 				t.Errorf("typed %q: Settle = %q, %v; want %q", tc.typed, r.s, r.err, tc.want)
 			}
-			p.waitFor("a tool call was running when the run stopped: send_mail (step notify, call call_3)", 1)
+			p.waitFor("a tool call was in flight (about to run, or running) when the run stopped: send_mail (step notify, call call_3)", 1)
 			p.waitFor(`to: "bob\x1b[2J"`, 1)
 		})
 	}
