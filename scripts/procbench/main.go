@@ -67,6 +67,7 @@ func main() {
 	fmt.Printf("awf %s, %d runs of each command; state in %s%s\n", bin, b.runs, b.dir, tmpfsWarning(b.dir))
 	b.startup()
 	b.steps(*full)
+	b.history()
 	b.sandboxedCall()
 	b.memory()
 	b.nesting()
@@ -280,6 +281,35 @@ func (b *bench) steps(full bool) {
 		b.target("10,000 steps: validate wall", wallMS(v), 1000, fmt.Sprintf("[CPU %s]", cpuMS(v)))
 		b.target("10,000 steps: validate peak RSS", rssMiB(v), 100, "")
 	}
+}
+
+// keptRuns is how many earlier runs the history comparison keeps in the runs directory.
+const keptRuns = 5000
+
+// history compares a 1-step run whose runs directory holds keptRuns earlier runs with the
+// same run in an empty one: a new run's cost must not grow with the runs kept.
+func (b *bench) history() {
+	fmt.Printf("\n== a new run against the runs kept (%d state files in its runs directory)\n", keptRuns)
+	wf := filepath.Join(b.dir, "steps1.yaml")
+	empty, kept := filepath.Join(b.dir, "runs-empty"), filepath.Join(b.dir, "runs-kept")
+	b.once(0, []string{b.awf, "run", wf, "--quiet", "--state-dir", kept})
+	files, err := filepath.Glob(filepath.Join(kept, "*.yaml"))
+	if err != nil || len(files) != 1 {
+		fail(fmt.Errorf("one state file in %s: %v %v", kept, files, err))
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		fail(err)
+	}
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".yaml")
+	for i := range keptRuns - 1 {
+		other := fmt.Sprintf("%s-%05d", id[:8], i)
+		b.write(filepath.Join("runs-kept", other+".yaml"), strings.ReplaceAll(string(data), id, other))
+	}
+	s := b.interleaved(b.runs*4, []string{b.awf, "run", wf, "--quiet", "--state-dir", empty},
+		[]string{b.awf, "run", wf, "--quiet", "--state-dir", kept})
+	b.target(fmt.Sprintf("1-step run: wall with %d runs kept against none", keptRuns), wallMS(s[1]).over(wallMS(s[0])), 1.2,
+		fmt.Sprintf("[kept %s; none %s]", wallMS(s[1]), wallMS(s[0])))
 }
 
 // sandboxedCall compares a tool step calling the shell built-in (every sandbox layer, the

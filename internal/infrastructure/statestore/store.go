@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,6 +77,10 @@ type runEntry struct {
 	enc   runEncoder
 	seen  map[string]*seenTexts // texts known to stay in the state file; see externalizer
 	swept bool                  // leftovers of crashed processes have been deleted
+	// probed is set once the first save has looked for the run's state file; fresh says it
+	// was not there: the run is new, no earlier process wrote any of it, and the sweep need
+	// not read the whole runs directory (which holds every run ever kept) for its leftovers.
+	probed, fresh bool
 	// durable is set once the state file's directory entry has been synced; see needsDirSync.
 	durable bool
 	j       journal
@@ -231,6 +236,11 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	if s.failWrite != nil {
 		return s.failWrite
 	}
+	if !e.probed {
+		e.probed = true
+		_, err := os.Lstat(s.Path(run.ID))
+		e.fresh = errors.Is(err, fs.ErrNotExist)
+	}
 	if err := writeAtomic(s.dir, run.ID+stateExt, !s.noSync, doc...); err != nil {
 		return err
 	}
@@ -313,7 +323,7 @@ func (s *Store) commit(run *state.RunState, e *runEntry, next map[string]blob) {
 	e.blobs = next
 	if !e.swept {
 		e.swept = true
-		s.sweep(run.ID, referenced)
+		s.sweep(run.ID, referenced, !e.fresh)
 	}
 }
 
@@ -321,8 +331,12 @@ func (s *Store) commit(run *state.RunState, e *runEntry, next map[string]blob) {
 // files that the state file no longer refers to because the process died before deleting
 // them. It runs once per run and Store, after a commit, so the state file on disk is this
 // store's. A temporary file is recognised by its exact name, so no other run's is touched.
-func (s *Store) sweep(id string, referenced map[string]bool) {
-	if entries, err := os.ReadDir(s.dir); err == nil {
+// Finding them means reading the whole runs directory, so only a run that existed before
+// this store wrote it (a resumed one) is looked for there: a new run's cost must not grow
+// with the number of runs kept.
+func (s *Store) sweep(id string, referenced map[string]bool, temps bool) {
+	if temps {
+		entries, _ := os.ReadDir(s.dir)
 		for _, de := range entries {
 			if isTempOf(de.Name(), id+stateExt) {
 				_ = os.Remove(filepath.Join(s.dir, de.Name()))

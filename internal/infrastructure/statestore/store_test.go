@@ -3,6 +3,7 @@ package statestore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -321,6 +322,30 @@ func TestLeftoverTempFiles(t *testing.T) {
 	}
 	assertFiles(t, dir, ".other.yaml.42"+tempSuffix, ".small.yaml.x.yaml.7"+tempSuffix, "small", "small.yaml")
 	assertFiles(t, filepath.Join(dir, "small"), "logs.call_001.output", "logs.output")
+}
+
+// TestNewRunDoesNotReadTheRunsDirectory: the first Save of a run whose state file does not
+// exist yet looks for no leftovers in the runs directory, whose size is that of every run kept
+// (no earlier process can have left any of a new run); a later store saving the same run
+// (a resume) does, and deletes them.
+func TestNewRunDoesNotReadTheRunsDirectory(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	run := smallRun()
+	leftover := ".small.yaml.77" + tempSuffix
+	write(t, filepath.Join(dir, leftover), "a leftover that only a scan of the directory finds")
+	if err := newStore(t, dir, WithOutputThreshold(64)).Save(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, leftover)); err != nil {
+		t.Fatalf("the first save of a new run read the runs directory and swept %s: %v", leftover, err)
+	}
+	if err := newStore(t, dir, WithOutputThreshold(64)).Save(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, leftover)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a resumed run's first save left %s: %v", leftover, err)
+	}
 }
 
 // TestListWithBadFiles is `awf history` in a directory with a corrupt and an empty state
