@@ -126,3 +126,29 @@ inputs:
 		t.Errorf("audit records of count = %+v, want one with command %q", recs, want)
 	}
 }
+
+// TestAuditAfterACutRecord: the audit log ends inside a record (a process killed in the
+// middle of a long write); the calls of the next commands are still read back by awf audit,
+// which says one damaged line was skipped.
+func TestAuditAfterACutRecord(t *testing.T) {
+	e := newEnv(t)
+	e.write("ok.txt", "fine\n")
+	e.mustRun(0, "tools", "run", "read_file", "--arg", "path=ok.txt")
+	log := e.read(".awf/audit.jsonl")
+	e.write(".awf/audit.jsonl", log+log[:strings.Index(log, "\n")/2]) // half a record
+	// A call refused by its approval is one record: glued to the cut one, it would be lost.
+	e.mustRun(5, "--approve", "deny", "tools", "run", "read_file", "--arg", "path=ok.txt")
+	e.mustRun(0, "tools", "run", "read_file", "--arg", "path=ok.txt")
+	recs := e.auditJSON()
+	var outcomes []string
+	for _, r := range recs {
+		outcomes = append(outcomes, r.Outcome)
+	}
+	if want := []string{"ok", "denied", "ok"}; !slices.Equal(outcomes, want) {
+		t.Errorf("awf audit lists outcomes %v, want %v", outcomes, want)
+	}
+	r := e.mustRun(0, "audit")
+	if !strings.Contains(r.stderr, "1 damaged lines skipped") {
+		t.Errorf("awf audit stderr = %q, want the cut record counted", r.stderr)
+	}
+}

@@ -53,6 +53,11 @@ type Log struct {
 
 	mu   sync.Mutex
 	file *os.File
+	// cut is set when the file may end inside a line: a write cut short (by a crash, a full
+	// disk, a kill in the middle of a long record) left part of a record. The next record
+	// then starts with a newline, so that it is a line of its own and not glued to the
+	// fragment, which would make both unreadable.
+	cut bool
 }
 
 var _ ports.AuditSink = (*Log)(nil)
@@ -71,33 +76,45 @@ func Open(path string, opt Options) (*Log, error) {
 			return nil, fault.Wrap(fault.System, fmt.Errorf("audit log: %w", err))
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC, FileMode)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC, FileMode)
 	if err != nil {
 		return nil, fault.Wrap(fault.System, fmt.Errorf("audit log: %w", err))
 	}
-	if err := narrow(f); err != nil {
+	cut, err := narrow(f)
+	if err != nil {
 		f.Close()
 		return nil, fault.Wrap(fault.System, fmt.Errorf("audit log %s: %w", path, err))
 	}
-	return &Log{path: path, opt: opt, file: f}, nil
+	return &Log{path: path, opt: opt, file: f, cut: cut}, nil
+}
+
+// endsInside reports whether the file of size bytes does not end with a newline: its last
+// record was cut short.
+func endsInside(f *os.File, size int64) bool {
+	if size == 0 {
+		return false
+	}
+	last := make([]byte, 1)
+	_, err := f.ReadAt(last, size-1)
+	return err != nil || last[0] != '\n'
 }
 
 // narrow makes sure the open file is a regular file with mode 0600 (the umask, or an older
-// file created by hand, may have left it wider).
-func narrow(f *os.File) error {
+// file created by hand, may have left it wider), and reports whether it ends inside a line.
+func narrow(f *os.File) (cut bool, err error) {
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+		return false, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
 	if st.Mode().Perm() != FileMode {
 		if err := f.Chmod(FileMode); err != nil {
-			return fmt.Errorf("set mode 0600: %w", err)
+			return false, fmt.Errorf("set mode 0600: %w", err)
 		}
 	}
-	return nil
+	return endsInside(f, st.Size()), nil
 }
 
 // Path returns the file the log appends to.
@@ -115,11 +132,16 @@ func (l *Log) Record(_ context.Context, rec ports.AuditRecord) error {
 	if l.file == nil {
 		return fault.New(fault.System, "audit log %s: closed", l.path)
 	}
+	if l.cut {
+		line = append([]byte{'\n'}, line...)
+	}
 	// O_APPEND: the kernel moves to the end and writes the line in one step, so lines from
 	// other processes never interleave with it.
 	if _, err := l.file.Write(line); err != nil {
+		l.cut = true // part of it may be there
 		return fault.Wrap(fault.System, fmt.Errorf("audit log %s: write: %w", l.path, err))
 	}
+	l.cut = false
 	// A started record is not synced: once written, the kernel keeps it if awf is killed, and
 	// the completion record's sync makes both durable. That saves a sync per call.
 	if !l.opt.NoSync && rec.Outcome != ports.OutcomeStarted {

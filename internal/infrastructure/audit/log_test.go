@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,5 +217,41 @@ func TestConcurrentAppends(t *testing.T) {
 	want := map[string]int{"proc-a": 100, "proc-b": 100, "goroutine-0": 100, "goroutine-1": 100, "goroutine-2": 100, "goroutine-3": 100}
 	if diff := cmp.Diff(want, count); diff != "" {
 		t.Errorf("records per writer (-want +got):\n%s", diff)
+	}
+}
+
+// TestAppendAfterTornTail: a log whose last record a crash cut short is appended to by the
+// next process; the new records start on a line of their own, so that they read back, and
+// an intact log gets no stray blank line.
+func TestAppendAfterTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	whole := lines(t, record(1))
+	if err := os.WriteFile(path, []byte(whole+lines(t, record(2))[:70]), FileMode); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{3, 4} { // two processes, each opening the log
+		l, err := Open(path, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Record(t.Context(), record(i)); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+	}
+	recs, stats, err := ReadFile(path, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.CallID)
+	}
+	if want := []string{"call_001", "call_003", "call_004"}; !slices.Equal(ids, want) || stats.Skipped != 1 || stats.Torn {
+		t.Errorf("records %v, %+v; want %v, the cut record skipped", ids, stats, want)
+	}
+	data, _ := os.ReadFile(path)
+	if bytes.Contains(data, []byte("\n\n")) {
+		t.Errorf("the log has a blank line:\n%s", data)
 	}
 }
