@@ -15,10 +15,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/jsonl"
 )
 
 // File permissions of the log and of a directory created for it.
@@ -52,12 +52,7 @@ type Log struct {
 	opt  Options
 
 	mu   sync.Mutex
-	file *os.File
-	// cut is set when the file may end inside a line: a write cut short (by a crash, a full
-	// disk, a kill in the middle of a long record) left part of a record. The next record
-	// then starts with a newline, so that it is a line of its own and not glued to the
-	// fragment, which would make both unreadable.
-	cut bool
+	file *jsonl.Appender // nil once closed
 }
 
 var _ ports.AuditSink = (*Log)(nil)
@@ -76,45 +71,33 @@ func Open(path string, opt Options) (*Log, error) {
 			return nil, fault.Wrap(fault.System, fmt.Errorf("audit log: %w", err))
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_CLOEXEC, FileMode)
+	a, err := jsonl.Open(path, FileMode)
 	if err != nil {
 		return nil, fault.Wrap(fault.System, fmt.Errorf("audit log: %w", err))
 	}
-	cut, err := narrow(f)
-	if err != nil {
-		f.Close()
+	if err := narrow(a.File()); err != nil {
+		a.Close()
 		return nil, fault.Wrap(fault.System, fmt.Errorf("audit log %s: %w", path, err))
 	}
-	return &Log{path: path, opt: opt, file: f, cut: cut}, nil
-}
-
-// endsInside reports whether the file of size bytes does not end with a newline: its last
-// record was cut short.
-func endsInside(f *os.File, size int64) bool {
-	if size == 0 {
-		return false
-	}
-	last := make([]byte, 1)
-	_, err := f.ReadAt(last, size-1)
-	return err != nil || last[0] != '\n'
+	return &Log{path: path, opt: opt, file: a}, nil
 }
 
 // narrow makes sure the open file is a regular file with mode 0600 (the umask, or an older
-// file created by hand, may have left it wider), and reports whether it ends inside a line.
-func narrow(f *os.File) (cut bool, err error) {
+// file created by hand, may have left it wider).
+func narrow(f *os.File) error {
 	st, err := f.Stat()
 	if err != nil {
-		return false, err
+		return err
 	}
 	if !st.Mode().IsRegular() {
-		return false, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+		return fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
 	if st.Mode().Perm() != FileMode {
 		if err := f.Chmod(FileMode); err != nil {
-			return false, fmt.Errorf("set mode 0600: %w", err)
+			return fmt.Errorf("set mode 0600: %w", err)
 		}
 	}
-	return endsInside(f, st.Size()), nil
+	return nil
 }
 
 // Path returns the file the log appends to.
@@ -132,20 +115,14 @@ func (l *Log) Record(_ context.Context, rec ports.AuditRecord) error {
 	if l.file == nil {
 		return fault.New(fault.System, "audit log %s: closed", l.path)
 	}
-	if l.cut {
-		line = append([]byte{'\n'}, line...)
+	// One write with O_APPEND: lines from other processes never interleave with it.
+	if err := l.file.Append(line); err != nil {
+		return fault.Wrap(fault.System, fmt.Errorf("audit log %s: %w", l.path, err))
 	}
-	// O_APPEND: the kernel moves to the end and writes the line in one step, so lines from
-	// other processes never interleave with it.
-	if _, err := l.file.Write(line); err != nil {
-		l.cut = true // part of it may be there
-		return fault.Wrap(fault.System, fmt.Errorf("audit log %s: write: %w", l.path, err))
-	}
-	l.cut = false
 	// A started record is not synced: once written, the kernel keeps it if awf is killed, and
 	// the completion record's sync makes both durable. That saves a sync per call.
 	if !l.opt.NoSync && rec.Outcome != ports.OutcomeStarted {
-		if err := l.file.Sync(); err != nil {
+		if err := l.file.File().Sync(); err != nil {
 			return fault.Wrap(fault.System, fmt.Errorf("audit log %s: sync: %w", l.path, err))
 		}
 	}

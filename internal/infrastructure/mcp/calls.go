@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/awf-dev/awf/internal/domain/state"
+	"github.com/awf-dev/awf/internal/infrastructure/jsonl"
 )
 
 // CallSink receives the record of every call a Server runs, allowed, denied or failed, in
@@ -24,18 +25,19 @@ type CallSink interface {
 // how `awf mcp serve --calls-file` tells the awf run whose agent CLI started it what the
 // agent did, so that the step's state holds the calls. Outputs are kept whole (the state
 // store moves large ones beside the state file). The file is opened for appending and each
-// record is one write, so that several servers of one turn can share it and a reader sees at
-// worst a torn last line. Safe for concurrent use.
+// record is one write (jsonl.Appender), so that several servers of one turn can share it, a
+// reader sees at worst a torn last line, and a record appended after one cut short starts on
+// a line of its own. Safe for concurrent use.
 type CallLog struct {
 	mu sync.Mutex
-	f  *os.File
+	f  *jsonl.Appender
 }
 
 var _ CallSink = (*CallLog)(nil)
 
 // OpenCallLog opens path for appending, creating it readable by its owner only (0600).
 func OpenCallLog(path string) (*CallLog, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := jsonl.Open(path, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open the calls file: %w", err)
 	}
@@ -51,7 +53,7 @@ func (l *CallLog) Append(rec state.ToolCallRecord) error {
 	line = append(line, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, err := l.f.Write(line); err != nil {
+	if err := l.f.Append(line); err != nil {
 		return fmt.Errorf("calls file: %w", err)
 	}
 	return nil
