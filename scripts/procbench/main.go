@@ -100,10 +100,22 @@ func (b *bench) measureExit(runs, code int, argv ...string) stats {
 // each: commands compared with each other then see the same moments of a machine whose speed
 // drifts (a shared virtual machine's does, by tens of percent within minutes).
 func (b *bench) interleaved(runs int, cmds ...[]string) []stats {
+	counts := make([]int, len(cmds))
+	for i := range counts {
+		counts[i] = runs
+	}
+	return b.rounds(counts, cmds)
+}
+
+// rounds is interleaved with a number of runs per command: a round runs every command that
+// has runs left.
+func (b *bench) rounds(counts []int, cmds [][]string) []stats {
 	ss := make([][]sample, len(cmds))
-	for range runs {
+	for round := 0; round < slices.Max(counts); round++ {
 		for i, argv := range cmds {
-			ss[i] = append(ss[i], b.once(0, argv))
+			if round < counts[i] {
+				ss[i] = append(ss[i], b.once(0, argv))
+			}
 		}
 	}
 	out := make([]stats, len(cmds))
@@ -243,33 +255,43 @@ type stepCost struct {
 }
 
 func (b *bench) steps(full bool) {
-	fmt.Println("\n== per step, as workflows grow (`true` steps, state on this machine's disk)")
-	one := b.measure(b.runs, b.awf, "run", b.write("steps1.yaml", stepsWorkflow(1, "true")), "--quiet")
-	per := func(n, runs int) stepCost {
-		wf := b.write(fmt.Sprintf("steps%d.yaml", n), stepsWorkflow(n, "true"))
-		s := b.measure(runs, b.awf, "run", wf, "--quiet")
-		k := float64(n - 1)
-		c := stepCost{wall: wallMS(s).minus(wallMS(one)).per(k, "ms/step"), cpu: cpuMS(s).minus(cpuMS(one)).per(k, "ms/step"), run: s}
-		fmt.Printf("%-50s %d runs: wall %s, CPU %s (over a 1-step run)\n", fmt.Sprintf("%d steps", n), runs, c.wall, c.cpu)
-		return c
-	}
-	c50 := per(50, b.runs)
-	bare := b.measure(b.runs, "sh", "-c", `i=0; while [ $i -lt 50 ]; do sh -c true; i=$((i+1)); done`)
-	b.target("50 steps: wall against 50 `sh -c true` from sh", wallMS(c50.run).over(wallMS(bare)), 1.3,
-		fmt.Sprintf("[awf %s; bare %s]", wallMS(c50.run), wallMS(bare)))
-	sizes := []int{2000}
+	fmt.Println("\n== per step, as workflows grow (`true` steps, state on this machine's disk, runs interleaved)")
+	sizes := []int{1, 50, 2000}
 	if full {
 		sizes = append(sizes, 10000)
 	}
+	var cmds [][]string
+	var counts []int
 	for _, n := range sizes {
-		runs := max(1, b.runs/2)
+		runs := b.runs
 		switch {
+		case n < 2000:
 		case b.bigRuns > 0:
 			runs = b.bigRuns
 		case n == 10000:
 			runs = min(3, b.runs)
+		default:
+			runs = max(1, b.runs/2)
 		}
-		c := per(n, runs)
+		cmds = append(cmds, []string{b.awf, "run", b.write(fmt.Sprintf("steps%d.yaml", n), stepsWorkflow(n, "true")), "--quiet"})
+		counts = append(counts, runs)
+	}
+	cmds = append(cmds, []string{"sh", "-c", `i=0; while [ $i -lt 50 ]; do sh -c true; i=$((i+1)); done`})
+	counts = append(counts, b.runs)
+	s := b.rounds(counts, cmds)
+	one, bare := s[0], s[len(s)-1]
+	cost := make([]stepCost, len(sizes))
+	for i, n := range sizes[1:] {
+		k := float64(n - 1)
+		c := stepCost{wall: wallMS(s[i+1]).minus(wallMS(one)).per(k, "ms/step"), cpu: cpuMS(s[i+1]).minus(cpuMS(one)).per(k, "ms/step"), run: s[i+1]}
+		fmt.Printf("%-50s %d runs: wall %s, CPU %s (over a 1-step run)\n", fmt.Sprintf("%d steps", n), counts[i+1], c.wall, c.cpu)
+		cost[i+1] = c
+	}
+	c50 := cost[1]
+	b.target("50 steps: wall against 50 `sh -c true` from sh", wallMS(c50.run).over(wallMS(bare)), 1.3,
+		fmt.Sprintf("[awf %s; bare %s]", wallMS(c50.run), wallMS(bare)))
+	for i, n := range sizes[2:] {
+		c := cost[i+2]
 		b.target(fmt.Sprintf("%d steps: wall per step against 50 steps", n), c.wall.over(c50.wall), 1.2, "")
 		b.target(fmt.Sprintf("%d steps: CPU per step against 50 steps", n), c.cpu.over(c50.cpu), 1.2, "")
 		if n != 10000 {
@@ -277,7 +299,7 @@ func (b *bench) steps(full bool) {
 		}
 		b.target("10,000 steps: run peak RSS", rssMiB(c.run), 100, fmt.Sprintf("[%.1fx a 1-step run's %.1f MiB]", mib(c.run.medRSS)/mib(one.medRSS), mib(one.medRSS)))
 		wf := filepath.Join(b.dir, "steps10000.yaml")
-		v := b.measure(runs, b.awf, "validate", wf)
+		v := b.measure(counts[i+2], b.awf, "validate", wf)
 		b.target("10,000 steps: validate wall", wallMS(v), 1000, fmt.Sprintf("[CPU %s]", cpuMS(v)))
 		b.target("10,000 steps: validate peak RSS", rssMiB(v), 100, "")
 	}
