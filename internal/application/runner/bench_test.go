@@ -78,6 +78,7 @@ func (discard) Load(_ context.Context, id string) (*state.RunState, error) {
 	return nil, fmt.Errorf("no run %s", id)
 }
 func (discard) List(context.Context) ([]ports.RunSummary, error) { return nil, nil }
+func (discard) IDs(context.Context) ([]string, error)            { return nil, nil }
 func (discard) Path(id string) string                            { return id }
 func (discard) Lock(context.Context, string) (func(), error)     { return func() {}, nil }
 func (discard) Owner(string) (ports.RunOwner, bool)              { return ports.RunOwner{}, false }

@@ -34,8 +34,13 @@ type StateStore interface {
 	Save(ctx context.Context, run *state.RunState) error
 	// Load reads one run by id. An unknown id is a fault.Usage error.
 	Load(ctx context.Context, id string) (*state.RunState, error)
-	// List returns summaries of every run, newest first.
+	// List returns summaries of every run, newest first. It reads every run's state: its cost
+	// grows with the runs kept.
 	List(ctx context.Context) ([]RunSummary, error)
+	// IDs returns the id of every run, in the order of the ids, without reading any state:
+	// what a command that is given a run's id, or the first characters of it, looks it up
+	// in, at a cost that stays small however many runs are kept.
+	IDs(ctx context.Context) ([]string, error)
 	// Path returns where the run's state file is (or would be).
 	Path(id string) string
 	// Lock makes the caller the only owner of run id until unlock is called or the process

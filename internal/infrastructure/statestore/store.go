@@ -514,12 +514,9 @@ func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		name := de.Name()
-		id, ok := strings.CutSuffix(name, stateExt)
-		if !ok || de.IsDir() || CheckID(id) != nil {
-			continue
+		if id, ok := runFile(de); ok {
+			out = append(out, s.summary(id))
 		}
-		out = append(out, s.summary(id))
 	}
 	slices.SortFunc(out, func(a, b ports.RunSummary) int {
 		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
@@ -528,6 +525,37 @@ func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	return out, nil
+}
+
+// IDs returns the id of every run that has a state file, sorted, from the names in the
+// directory alone (no state file is read). A missing directory holds no runs.
+func (s *Store) IDs(ctx context.Context) ([]string, error) {
+	entries, err := os.ReadDir(s.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	var ids []string
+	for _, de := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if id, ok := runFile(de); ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// runFile returns the id of the run whose state file de is.
+func runFile(de fs.DirEntry) (string, bool) {
+	id, ok := strings.CutSuffix(de.Name(), stateExt)
+	if !ok || de.IsDir() || CheckID(id) != nil {
+		return "", false
+	}
+	return id, true
 }
 
 // summary reads one state file for List.

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -12,21 +13,22 @@ import (
 // RunID returns the id of the run that id names in store: a run's full id, or a prefix of
 // exactly one run's id (`awf audit` and `awf history` print the first 8 characters). A prefix
 // of several is a usage error listing them; an id no run has is returned as given, for Load
-// to report as unknown.
+// to report as unknown. Only the ids are looked at (store.IDs), and the summaries of the runs
+// a prefix is ambiguous between: no command that names a run pays for every run kept.
 func RunID(ctx context.Context, store ports.StateStore, id string) (string, error) {
 	if id == "" {
 		return "", fault.New(fault.Usage, "empty run id")
 	}
-	runs, err := store.List(ctx)
+	ids, err := store.IDs(ctx)
 	if err != nil {
 		return "", err
 	}
-	var matches []ports.RunSummary
-	for _, r := range runs {
-		if r.ID == id {
+	var matches []string
+	for _, r := range ids {
+		if r == id {
 			return id, nil
 		}
-		if strings.HasPrefix(r.ID, id) {
+		if strings.HasPrefix(r, id) {
 			matches = append(matches, r)
 		}
 	}
@@ -34,11 +36,17 @@ func RunID(ctx context.Context, store ports.StateStore, id string) (string, erro
 	case 0:
 		return id, nil
 	case 1:
-		return matches[0].ID, nil
+		return matches[0], nil
 	}
-	candidates := make([]string, len(matches))
-	for i, r := range matches {
-		candidates[i] = describeRun(r)
+	runs, err := store.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	var candidates []string
+	for _, r := range runs { // newest first
+		if slices.Contains(matches, r.ID) {
+			candidates = append(candidates, describeRun(r))
+		}
 	}
 	return "", AmbiguousRun(id, candidates)
 }

@@ -33,6 +33,8 @@ func (m *memStore) Load(_ context.Context, id string) (*state.RunState, error) {
 
 func (m *memStore) List(context.Context) ([]ports.RunSummary, error) { return nil, nil }
 
+func (m *memStore) IDs(context.Context) ([]string, error) { return nil, nil }
+
 // Path names the run on the Temporal server.
 func (m *memStore) Path(id string) string { return "temporal:" + id }
 

@@ -210,6 +210,16 @@ func (m *MemStateStore) List(ctx context.Context) ([]ports.RunSummary, error) {
 	return out, nil
 }
 
+// IDs returns the id of every run, sorted.
+func (m *MemStateStore) IDs(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.runs)), nil
+}
+
 // Path returns a made-up path, "memory/<id>.yaml": nothing is written there.
 func (m *MemStateStore) Path(id string) string { return path.Join("memory", id+".yaml") }
 

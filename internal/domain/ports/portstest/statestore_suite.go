@@ -345,12 +345,18 @@ func testListNewestFirst(t *testing.T, s ports.StateStore) {
 	if p := s.Path("run-b"); p == "" || !strings.Contains(p, "run-b") || p == s.Path("run-a") {
 		t.Errorf("Path(%q) = %q, want a path naming the run", "run-b", p)
 	}
+	if got, err := s.IDs(ctx); err != nil || !slices.Equal(got, []string{"run-a", "run-b", "run-c"}) {
+		t.Errorf("IDs() = %q, %v; want the ids in order", got, err)
+	}
 }
 
 func testListEmpty(t *testing.T, s ports.StateStore) {
 	list, err := s.List(t.Context())
 	if err != nil || len(list) != 0 {
 		t.Errorf("List() on an empty store = %v, %v; want nothing", list, err)
+	}
+	if ids, err := s.IDs(t.Context()); err != nil || len(ids) != 0 {
+		t.Errorf("IDs() on an empty store = %v, %v; want nothing", ids, err)
 	}
 }
 
