@@ -62,6 +62,7 @@ type Store struct {
 	noSync        bool         // a benchmark switch: no fsync of files and directories
 	compactFloor  int64        // minCompact; tests raise it to see a journal grow
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
+	summaryReads  atomic.Int64 // state files List read rather than take from the cache, for tests
 }
 
 var (
@@ -259,6 +260,8 @@ func (s *Store) save(run *state.RunState, e *runEntry) error {
 	if run.FinishedAt == nil {
 		e.j.head = deepCopy(headOf(run))
 		e.j.order = run.Order
+	} else {
+		s.indexSummary(run)
 	}
 	return nil
 }
@@ -496,7 +499,8 @@ type summaryDoc struct {
 }
 
 // List returns a summary of every run, newest first by StartedAt (ties by id). It reads state
-// files only, never output files. A state file that cannot be read or parsed does not stop it:
+// files only, never output files, and of a finished run only when the index (summariesFile)
+// has no line for the state file it has now. It writes nothing. A state file that cannot be read or parsed does not stop it:
 // it is listed with the id from its name, no status, a zero StartedAt (so it sorts last) and
 // Unreadable saying what is wrong with it, so that `awf history` shows it rather than dying or
 // hiding it. The error is non-nil only when the directory cannot be read; a missing directory
@@ -510,12 +514,13 @@ func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	var out []ports.RunSummary
+	index := s.readIndex()
 	for _, de := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		if id, ok := runFile(de); ok {
-			out = append(out, s.summary(id))
+			out = append(out, s.indexedSummary(id, de, index))
 		}
 	}
 	slices.SortFunc(out, func(a, b ports.RunSummary) int {

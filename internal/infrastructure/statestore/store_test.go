@@ -320,7 +320,7 @@ func TestLeftoverTempFiles(t *testing.T) {
 	if err := newStore(t, dir, WithOutputThreshold(64)).Save(ctx, run); err != nil {
 		t.Fatalf("Save over leftovers: %v", err)
 	}
-	assertFiles(t, dir, ".other.yaml.42"+tempSuffix, ".small.yaml.x.yaml.7"+tempSuffix, "small", "small.yaml")
+	assertFiles(t, dir, ".other.yaml.42"+tempSuffix, ".small.yaml.x.yaml.7"+tempSuffix, summariesFile, "small", "small.yaml")
 	assertFiles(t, filepath.Join(dir, "small"), "logs.call_001.output", "logs.output")
 }
 
@@ -540,5 +540,82 @@ func TestListSeesTheJournal(t *testing.T) {
 	}
 	if got, want := list[0].DurationMs, (3 * time.Minute).Milliseconds(); got != want {
 		t.Errorf("duration of the running run = %d ms, want %d (its last journaled save)", got, want)
+	}
+}
+
+// TestListReadsOnlyChangedStateFiles: a run that ends is indexed with its state file's
+// identity, so that List reads a state file only when it changed since (or has no line: a
+// running run, one written by an older awf); what it shows is what reading gives; a damaged
+// index costs reads, never a wrong summary; List itself writes nothing.
+func TestListReadsOnlyChangedStateFiles(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s := newStore(t, dir)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := start.Add(time.Minute)
+	for i, id := range []string{"a", "b", "c", "live"} {
+		run := &state.RunState{ID: id, Workflow: "w", Status: state.Completed, StartedAt: start.Add(time.Duration(i) * time.Hour),
+			FinishedAt: &end, Parent: "p", Segments: []state.Segment{{StartedAt: start, EndedAt: &end}}}
+		if id == "live" {
+			run.Status, run.FinishedAt = state.Running, nil
+		}
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	index := filepath.Join(dir, summariesFile)
+	list := func(wantReads int64) []ports.RunSummary {
+		t.Helper()
+		before, _ := os.ReadFile(index)
+		l := newStore(t, dir) // another process
+		got, err := l.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := l.summaryReads.Load(); n != wantReads {
+			t.Errorf("List read %d state files, want %d", n, wantReads)
+		}
+		if after, _ := os.ReadFile(index); string(after) != string(before) {
+			t.Error("List wrote the index")
+		}
+		return got
+	}
+	indexed := list(1)
+	if err := os.Rename(index, index+".off"); err != nil {
+		t.Fatal(err)
+	}
+	read := list(4)
+	if d := cmp.Diff(read, indexed, cmpopts.EquateApproxTime(0)); d != "" {
+		t.Errorf("the indexed summaries differ from the state files' (-read +indexed):\n%s", d)
+	}
+	if err := os.Rename(index+".off", index); err != nil {
+		t.Fatal(err)
+	}
+
+	resumed := &state.RunState{ID: "b", Workflow: "w", Status: state.Failed, Error: "broke", StartedAt: start.Add(time.Hour), FinishedAt: &end}
+	if err := newStore(t, dir).Save(ctx, resumed); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list(1) {
+		if r.ID == "b" && (r.Status != state.Failed || r.Error != "broke") {
+			t.Errorf("after a resume, List shows run b as %s %q, want failed", r.Status, r.Error)
+		}
+	}
+	later := time.Now().Add(time.Hour) // rewritten by something that did not index it
+	if err := os.Chtimes(s.Path("a"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	list(2)
+
+	data, _ := os.ReadFile(index)
+	write(t, index, "not json\n"+string(data)+`{"v":1,"file":{"ino":`)
+	list(2)
+	if err := os.Remove(s.Path("c")); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range list(2) {
+		if r.ID == "c" {
+			t.Errorf("List shows the deleted run c: %+v", r)
+		}
 	}
 }
