@@ -19,8 +19,9 @@ import (
 type Recorder struct {
 	path string
 
-	mu sync.Mutex
-	c  Cassette
+	mu  sync.Mutex
+	c   Cassette
+	enc encoder
 }
 
 // NewRecorder records into the cassette at path, replacing it.
@@ -57,7 +58,7 @@ func (r *Recorder) Save() error {
 }
 
 func (r *Recorder) saveLocked() error {
-	data, err := Encode(&r.c)
+	data, err := r.enc.encode(&r.c)
 	if err == nil {
 		err = write(r.path, data)
 	}

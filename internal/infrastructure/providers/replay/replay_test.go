@@ -287,3 +287,55 @@ func TestLoadByteOrderMark(t *testing.T) {
 		return string(out), err
 	})
 }
+
+// TestRecorderEncodesTurnByTurn: the recorder encodes each turn once, as it comes; the file it
+// leaves after each turn loads as the turns so far and is byte for byte what encoding the
+// whole cassette gives, awkward text included. A turn that YAML cannot carry exactly turns the
+// whole cassette to JSON, which still loads.
+func TestRecorderEncodesTurnByTurn(t *testing.T) {
+	awkward := []string{"plain", "", " leading space\nsecond", "tab\tand\r\nCRLF", "\n\n", "- item\n: colon", ".inf",
+		"? x", "trailing spaces   \nx  ", "#hash\n'single'", "  indented\n    more\n\nafter a blank line\n"}
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	rec := replay.NewRecorder(path)
+	var msgs []state.Message
+	for i, s := range awkward {
+		msgs = append(msgs, state.Message{Role: "user", Content: s})
+		p := rec.Wrap("wf", "step", portstest.NewScriptedProvider(portstest.Text(s)))
+		if _, err := p.Chat(t.Context(), ports.ChatRequest{Model: "m", System: s, Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := replay.Load(path)
+		if err != nil {
+			t.Fatalf("after turn %d: %v\n%s", i, err, data)
+		}
+		if len(back.Interactions) != i+1 || back.Interactions[i].Response.Content != s || back.Interactions[i].Request.System != s {
+			t.Fatalf("after turn %d the cassette holds %d turns, the last %+v", i, len(back.Interactions), back.Interactions[i])
+		}
+		whole, err := replay.Encode(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(whole) != string(data) {
+			t.Fatalf("after turn %d the file differs from the whole cassette's encoding:\n%s", i, cmp.Diff(string(whole), string(data)))
+		}
+	}
+
+	// Text YAML cannot carry exactly (a lone carriage return at the end of a block, say): the
+	// encoder says so and the cassette is JSON from then on, every turn still there.
+	odd := "x\r"
+	p := rec.Wrap("wf", "step", portstest.NewScriptedProvider(portstest.Text(odd)))
+	if _, err := p.Chat(t.Context(), ports.ChatRequest{Model: "m", Messages: []state.Message{{Role: "user", Content: odd}}}); err != nil {
+		t.Fatal(err)
+	}
+	back, err := replay.Load(path)
+	if err != nil || len(back.Interactions) != len(awkward)+1 || back.Interactions[len(awkward)].Response.Content != odd {
+		t.Fatalf("after an odd turn: %v, %+v", err, back)
+	}
+	if data, _ := os.ReadFile(path); !strings.HasPrefix(string(data), "{") {
+		t.Errorf("after an odd turn the cassette is not JSON:\n%.200s", data)
+	}
+}
