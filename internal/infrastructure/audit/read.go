@@ -93,6 +93,7 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 		recs  = []ports.AuditRecord{}
 		stats Stats
 		br    = bufio.NewReaderSize(r, 64<<10)
+		run   = runNeedle(f.RunID)
 	)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -100,7 +101,16 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			return recs, stats, fault.Wrap(fault.System, fmt.Errorf("read audit log: %w", err))
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
+		trimmed := bytes.TrimSpace(line)
+		if run != nil && complete && len(trimmed) > 0 && !bytes.Contains(line, run) {
+			// Another run's record: not decoded (a run's page would otherwise decode the
+			// whole log), only told from a damaged line.
+			if trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
+				stats.Skipped++
+			}
+			continue
+		}
+		if len(trimmed) > 0 {
 			var rec ports.AuditRecord
 			switch derr := json.Unmarshal(line, &rec); {
 			case derr == nil:
@@ -117,6 +127,22 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 			return selectResult(Fold(recs), f), stats, nil
 		}
 	}
+}
+
+// runNeedle is what every line of a record of a run whose id starts with prefix holds: the
+// JSON of its run_id, which Encode writes as is when it is made of letters, digits, '.', '_'
+// and '-' (as every run id awf makes is). Nil when no run is asked for, or the prefix has a
+// character JSON may escape: every line is then decoded.
+func runNeedle(prefix string) []byte {
+	if prefix == "" {
+		return nil
+	}
+	for _, c := range prefix {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return nil
+		}
+	}
+	return []byte(`"run_id":"` + prefix)
 }
 
 // Fold drops each started record that a completion record of the same call follows (same run,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 )
@@ -132,5 +133,42 @@ func TestReadFoldsStartedRecords(t *testing.T) {
 				t.Errorf("Read (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestReadOneRunSkipsOthersUndecoded: reading one run's records (awf audit --run, a run's
+// page in the viewer) gives what filtering every decoded record gives, damaged lines counted,
+// while other runs' lines are not decoded.
+func TestReadOneRunSkipsOthersUndecoded(t *testing.T) {
+	var log strings.Builder
+	for i := range 6 {
+		r := record(i)
+		r.RunID = []string{"run-a", "run-b", "run-ab"}[i%3]
+		if i == 4 {
+			r.Meta = `mentions "run_id":"run-a" in its text`
+		}
+		log.WriteString(lines(t, r))
+		if i == 2 {
+			log.WriteString("not json at all\n{\"cut\":\n")
+		}
+	}
+	for _, prefix := range []string{"run-a", "run-ab", "run-b", "run-", "x"} {
+		fast, fastStats, err := Read(strings.NewReader(log.String()), Filter{RunID: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, allStats, err := Read(strings.NewReader(log.String()), Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []ports.AuditRecord
+		for _, r := range all {
+			if strings.HasPrefix(r.RunID, prefix) {
+				want = append(want, r)
+			}
+		}
+		if d := cmp.Diff(want, fast, cmpopts.EquateEmpty()); d != "" || fastStats != allStats {
+			t.Errorf("run %q: records differ (-all filtered +read with the filter):\n%s\nstats %+v, want %+v", prefix, d, fastStats, allStats)
+		}
 	}
 }
