@@ -58,19 +58,19 @@ func idOf(info fs.FileInfo) (fileID, bool) {
 }
 
 // indexSummary appends the summary of run, which has ended and whose state file was just
-// written, to the index. Best effort: List is right without it.
+// written, to the index: read back from that file, as List would read it, so that the index
+// says exactly what reading says. Best effort: List is right without it.
 func (s *Store) indexSummary(run *state.RunState) {
-	info, err := os.Lstat(s.Path(run.ID))
-	if err != nil {
-		return
-	}
-	fid, ok := idOf(info)
+	before, ok := s.fileID(run.ID)
 	if !ok {
 		return
 	}
-	sum := ports.RunSummary{ID: run.ID, Workflow: run.Workflow, Status: run.Status, StartedAt: run.StartedAt,
-		FinishedAt: run.FinishedAt, Error: run.Error, Parent: run.Parent, DurationMs: run.Duration().Milliseconds()}
-	line, err := json.Marshal(summaryLine{Version: summariesVersion, File: fid, Summary: sum})
+	sum := s.summary(run.ID)
+	if after, ok := s.fileID(run.ID); !ok || after != before || sum.Unreadable != "" {
+		return
+	}
+	sum.StateFile = "" // the directory may move: Path says where it is
+	line, err := json.Marshal(summaryLine{Version: summariesVersion, File: before, Summary: sum})
 	if err != nil {
 		return
 	}
@@ -80,6 +80,15 @@ func (s *Store) indexSummary(run *state.RunState) {
 	}
 	defer a.Close()
 	_ = a.Append(append(line, '\n'))
+}
+
+// fileID returns the identity of run id's state file.
+func (s *Store) fileID(id string) (fileID, bool) {
+	info, err := os.Lstat(s.Path(id))
+	if err != nil {
+		return fileID{}, false
+	}
+	return idOf(info)
 }
 
 // readIndex returns the last index line of each run, none when the index cannot be read.
