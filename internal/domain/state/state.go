@@ -200,6 +200,38 @@ type StepState struct {
 	Vars  map[string]string `yaml:"vars,omitempty" json:"vars,omitempty"`
 }
 
+// CallCounts counts a run's tool calls: all of them, those that got a result other than a
+// denial (Allowed) and those refused (Denials), and the tools they named, sorted. The run
+// viewer lists them for every run; the index of finished runs keeps them so that it need not
+// load each run.
+type CallCounts struct {
+	Calls   int      `json:"calls"`
+	Allowed int      `json:"allowed"`
+	Denials int      `json:"denials"`
+	Tools   []string `json:"tools,omitempty"`
+}
+
+// CountCalls counts the tool calls of every step of r.
+func (r *RunState) CountCalls() CallCounts {
+	var n CallCounts
+	for _, s := range r.States {
+		for _, c := range s.ToolCalls {
+			n.Calls++
+			switch {
+			case c.Result != nil && c.Result.Denied:
+				n.Denials++
+			case c.Result != nil:
+				n.Allowed++
+			}
+			if !slices.Contains(n.Tools, c.Tool) {
+				n.Tools = append(n.Tools, c.Tool)
+			}
+		}
+	}
+	slices.Sort(n.Tools)
+	return n
+}
+
 // RawArgsKey holds, in a call's recorded Arguments, the text of arguments that were not a JSON
 // object, so that a reviewer sees what the model sent (the agent loop and awf mcp serve both
 // record such calls this way).

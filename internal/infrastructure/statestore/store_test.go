@@ -559,6 +559,12 @@ func TestListReadsOnlyChangedStateFiles(t *testing.T) {
 		if id == "live" {
 			run.Status, run.FinishedAt = state.Running, nil
 		}
+		if id == "a" {
+			run.States = map[string]*state.StepState{"agent": {Status: state.Completed, ToolCalls: []state.ToolCallRecord{
+				{ID: "c1", Tool: "shell", Result: &state.ToolCallResult{Success: true}},
+				{ID: "c2", Tool: "read_file", Result: &state.ToolCallResult{Denied: true}},
+			}}}
+		}
 		if err := s.Save(ctx, run); err != nil {
 			t.Fatal(err)
 		}
@@ -581,6 +587,19 @@ func TestListReadsOnlyChangedStateFiles(t *testing.T) {
 		return got
 	}
 	indexed := list(1)
+	for i, r := range indexed {
+		want := &state.CallCounts{}
+		if r.ID == "a" {
+			want = &state.CallCounts{Calls: 2, Allowed: 1, Denials: 1, Tools: []string{"read_file", "shell"}}
+		}
+		if r.ID == "live" {
+			want = nil // read, not indexed: the head does not hold the calls
+		}
+		if d := cmp.Diff(want, r.Calls, cmpopts.EquateEmpty()); d != "" {
+			t.Errorf("run %s: calls (-want +indexed):\n%s", r.ID, d)
+		}
+		indexed[i].Calls = nil
+	}
 	if err := os.Rename(index, index+".off"); err != nil {
 		t.Fatal(err)
 	}

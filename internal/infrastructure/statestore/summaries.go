@@ -35,9 +35,10 @@ const maxSummariesFile = 256 << 20
 
 // summaryLine is one line of summariesFile.
 type summaryLine struct {
-	Version int              `json:"v"`
-	File    fileID           `json:"file"`
-	Summary ports.RunSummary `json:"summary"`
+	Version int               `json:"v"`
+	File    fileID            `json:"file"`
+	Summary ports.RunSummary  `json:"summary"`
+	Calls   *state.CallCounts `json:"calls,omitempty"`
 }
 
 // fileID identifies one version of a state file.
@@ -70,7 +71,8 @@ func (s *Store) indexSummary(run *state.RunState) {
 		return
 	}
 	sum.StateFile = "" // the directory may move: Path says where it is
-	line, err := json.Marshal(summaryLine{Version: summariesVersion, File: before, Summary: sum})
+	calls := run.CountCalls()
+	line, err := json.Marshal(summaryLine{Version: summariesVersion, File: before, Summary: sum, Calls: &calls})
 	if err != nil {
 		return
 	}
@@ -126,7 +128,7 @@ func (s *Store) indexedSummary(id string, de fs.DirEntry, index map[string]summa
 		if info, err := de.Info(); err == nil {
 			if fid, ok := idOf(info); ok && fid == l.File {
 				sum := l.Summary
-				sum.StateFile = s.Path(id)
+				sum.StateFile, sum.Calls = s.Path(id), l.Calls
 				return sum
 			}
 		}

@@ -15,32 +15,13 @@ import (
 // runStats is what the runs list shows of a run beyond its summary: its tool calls, those
 // refused, and the tools called.
 type runStats struct {
-	Calls, Denials, Allowed int
-	Tools                   []string
+	state.CallCounts
 	// Err says why the run could not be loaded for them.
 	Err string
 }
 
 // statsOf counts the tool calls of every step of run.
-func statsOf(run *state.RunState) runStats {
-	var st runStats
-	for _, s := range run.States {
-		for _, c := range s.ToolCalls {
-			st.Calls++
-			switch {
-			case c.Result != nil && c.Result.Denied:
-				st.Denials++
-			case c.Result != nil:
-				st.Allowed++
-			}
-			if !slices.Contains(st.Tools, c.Tool) {
-				st.Tools = append(st.Tools, c.Tool)
-			}
-		}
-	}
-	slices.Sort(st.Tools)
-	return st
-}
+func statsOf(run *state.RunState) runStats { return runStats{CallCounts: run.CountCalls()} }
 
 // statsCache keeps each run's stats while its files are unchanged, so that the runs list
 // loads only the runs that changed since it was last shown.
@@ -57,8 +38,11 @@ type cachedStats struct {
 func newStatsCache() *statsCache { return &statsCache{runs: map[string]cachedStats{}} }
 
 // get returns sum's stats, loading the run when its files changed since it was last loaded
-// (dir tells).
+// (dir tells), or taking them from the store's index of finished runs.
 func (c *statsCache) get(ctx context.Context, runs Runs, sum ports.RunSummary, dir dirIndex) runStats {
+	if sum.Calls != nil { // from the store's index: no need to load the run
+		return runStats{CallCounts: *sum.Calls}
+	}
 	key := dir.fingerprint(sum.ID + ".")
 	c.mu.Lock()
 	e, ok := c.runs[sum.ID]
