@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
@@ -46,16 +45,6 @@ type fileID struct {
 	Ino   uint64 `json:"ino"`
 	Size  int64  `json:"size"`
 	Mtime int64  `json:"mtime_ns"`
-}
-
-// idOf returns the identity of the file info describes; ok is false where the system does
-// not say.
-func idOf(info fs.FileInfo) (fileID, bool) {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
-	}
-	return fileID{Ino: uint64(st.Ino), Size: info.Size(), Mtime: info.ModTime().UnixNano()}, true
 }
 
 // indexSummary appends the summary of run, which has ended and whose state file was just
