@@ -61,6 +61,7 @@ func TestQuickStartKillThenResumeUnderReplay(t *testing.T) {
 		t.Fatalf("uninterrupted run: %v", err)
 	}
 	length := time.Since(start)
+	assertWriteIntents(t, e)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("an uninterrupted run lasts %s once its state exists; seed %d", length, seed)
 	rnd := rand.New(rand.NewPCG(seed, 0))
@@ -193,4 +194,26 @@ func killAndResume(t *testing.T, args []string, cassette string, at time.Duratio
 		t.Errorf("reverse_test.go: %v", err)
 	}
 	return ran, cutOff
+}
+
+// assertWriteIntents checks what resume relies on in the local engine's state: every
+// write_file call of the quick start records, before it runs, the digest of what it means to
+// write, and that digest is the one of the file it wrote.
+func assertWriteIntents(t *testing.T, e *env) {
+	t.Helper()
+	st := agentStep(t, e.state(agentRunID(e)), "implement_feature")
+	writes := 0
+	for _, c := range st.ToolCalls {
+		if c.Tool != "write_file" {
+			continue
+		}
+		writes++
+		sum, _ := c.Intent["sha256"].(string)
+		if sum == "" || c.Result == nil || len(c.Result.Changes) != 1 || c.Result.Changes[0].After != "sha256:"+sum {
+			t.Errorf("write_file call %s: intent %v, result %+v; want the digest it wrote, recorded as its intent", c.ID, c.Intent, c.Result)
+		}
+	}
+	if writes != 2 {
+		t.Errorf("the quick start made %d write_file calls, want 2", writes)
+	}
 }

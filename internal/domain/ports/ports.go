@@ -162,10 +162,10 @@ type RunSummary struct {
 	// Unreadable says why the run's state file could not be read (damaged, truncated, not a
 	// state file); the run is listed with only its ID and StateFile then.
 	Unreadable string `json:"unreadable,omitempty"`
-	// Calls counts the run's tool calls when the summary comes from the store's index of
+	// Counts counts the run's tool calls when the summary comes from the store's index of
 	// finished runs; nil when it was read from the head of the state file, which does not
 	// hold them (load the run).
-	Calls *state.CallCounts `json:"-"`
+	Counts *state.CallCounts `json:"-"`
 }
 
 // WorkflowLoader loads and validates a workflow file (for sub-workflows and resume). On a

@@ -430,7 +430,8 @@ func TestListReadsOnlyTheHead(t *testing.T) {
 	}
 	want := ports.RunSummary{ID: "r", Workflow: "w", Status: state.Failed, StartedAt: run.StartedAt, FinishedAt: &end, Error: "boom", StateFile: s.Path("r"),
 		Parent: "p", DurationMs: (25 * time.Minute).Milliseconds()}
-	if d := cmp.Diff(want, list[0]); d != "" {
+	// Counts come from the index of finished runs (TestListReadsOnlyChangedStateFiles).
+	if d := cmp.Diff(want, list[0], cmpopts.IgnoreFields(ports.RunSummary{}, "Counts")); d != "" {
 		t.Errorf("List()[0] (-want +got):\n%s", d)
 	}
 }
@@ -595,10 +596,10 @@ func TestListReadsOnlyChangedStateFiles(t *testing.T) {
 		if r.ID == "live" {
 			want = nil // read, not indexed: the head does not hold the calls
 		}
-		if d := cmp.Diff(want, r.Calls, cmpopts.EquateEmpty()); d != "" {
+		if d := cmp.Diff(want, r.Counts, cmpopts.EquateEmpty()); d != "" {
 			t.Errorf("run %s: calls (-want +indexed):\n%s", r.ID, d)
 		}
-		indexed[i].Calls = nil
+		indexed[i].Counts = nil
 	}
 	if err := os.Rename(index, index+".off"); err != nil {
 		t.Fatal(err)

@@ -117,7 +117,7 @@ func (s *Store) indexedSummary(id string, de fs.DirEntry, index map[string]summa
 		if info, err := de.Info(); err == nil {
 			if fid, ok := idOf(info); ok && fid == l.File {
 				sum := l.Summary
-				sum.StateFile, sum.Calls = s.Path(id), l.Calls
+				sum.StateFile, sum.Counts = s.Path(id), l.Calls
 				return sum
 			}
 		}

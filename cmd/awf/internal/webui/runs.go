@@ -40,8 +40,8 @@ func newStatsCache() *statsCache { return &statsCache{runs: map[string]cachedSta
 // get returns sum's stats, loading the run when its files changed since it was last loaded
 // (dir tells), or taking them from the store's index of finished runs.
 func (c *statsCache) get(ctx context.Context, runs Runs, sum ports.RunSummary, dir dirIndex) runStats {
-	if sum.Calls != nil { // from the store's index: no need to load the run
-		return runStats{CallCounts: *sum.Calls}
+	if sum.Counts != nil { // from the store's index: no need to load the run
+		return runStats{CallCounts: *sum.Counts}
 	}
 	key := dir.fingerprint(sum.ID + ".")
 	c.mu.Lock()

@@ -339,7 +339,14 @@ func testListNewestFirst(t *testing.T, s ports.StateStore) {
 	}
 	want := ports.RunSummary{ID: "run-b", Workflow: "wf-run-b", Status: state.Failed, StartedAt: suiteTime.Add(3 * time.Hour),
 		FinishedAt: at(4 * time.Hour), Error: "it broke", StateFile: s.Path("run-b"), DurationMs: time.Hour.Milliseconds()}
-	if d := diffValues(list[0], want); d != "" {
+	// Counts are what a store may add from an index of finished runs: when there, they are
+	// the run's.
+	if c := list[0].Counts; c != nil && (c.Calls != 0 || c.Allowed != 0 || c.Denials != 0 || len(c.Tools) != 0) {
+		t.Errorf("List()[0].Counts = %+v, want no calls", *c)
+	}
+	got := list[0]
+	got.Counts = nil
+	if d := diffValues(got, want); d != "" {
 		t.Errorf("List()[0]: %s", d)
 	}
 	if p := s.Path("run-b"); p == "" || !strings.Contains(p, "run-b") || p == s.Path("run-a") {
