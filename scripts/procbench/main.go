@@ -346,8 +346,8 @@ func (b *bench) sandboxedCall() {
 	}
 	tools := b.write("tools.yaml", sb.String())
 	plain := b.write("plain.yaml", stepsWorkflow(n, "true"))
-	t := b.measure(b.runs, b.awf, "run", tools, "--quiet", "--yes")
-	p := b.measure(b.runs, b.awf, "run", plain, "--quiet")
+	s := b.interleaved(b.runs, []string{b.awf, "run", tools, "--quiet", "--yes"}, []string{b.awf, "run", plain, "--quiet"})
+	t, p := s[0], s[1]
 	b.target("sandboxed call: extra wall over a plain step", wallMS(t).minus(wallMS(p)).per(n, "ms"), 3,
 		fmt.Sprintf("[per call %s; per plain step %s]", wallMS(t).per(n, "ms"), wallMS(p).per(n, "ms")))
 }
@@ -361,8 +361,8 @@ func (b *bench) memory() {
 		"  - {name: consume, type: shell, command: \"printf '%s' \\\"{{states.produce.output}}\\\" | wc -c\"}\n"
 	big := b.write("big.yaml", strings.Replace(wf, "SIZE", "10485760", 1))
 	small := b.write("small.yaml", strings.Replace(wf, "SIZE", "10", 1))
-	bs := b.measure(b.runs, b.awf, "run", big, "--quiet")
-	ss := b.measure(b.runs, b.awf, "run", small, "--quiet")
+	s := b.interleaved(b.runs, []string{b.awf, "run", big, "--quiet"}, []string{b.awf, "run", small, "--quiet"})
+	bs, ss := s[0], s[1]
 	b.target("10 MB output: peak RSS against a 10-byte run", rssMiB(bs).over(rssMiB(ss)), 2,
 		fmt.Sprintf("[%s vs %s; extra %.2fx the payload]", rssMiB(bs), rssMiB(ss), (mib(bs.medRSS)-mib(ss.medRSS))/10))
 }
