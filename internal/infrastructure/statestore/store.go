@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -513,15 +514,29 @@ func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
-	var out []ports.RunSummary
-	index := s.readIndex()
+	var runs []fs.DirEntry
 	for _, de := range entries {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if _, ok := runFile(de); ok {
+			runs = append(runs, de)
 		}
-		if id, ok := runFile(de); ok {
-			out = append(out, s.indexedSummary(id, de, index))
-		}
+	}
+	out := make([]ports.RunSummary, len(runs))
+	index := s.readIndex()
+	// The summaries the index does not have are state files to read and parse: a few
+	// workers, each taking the next run, share that out over the machine's cores.
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), 8, max(len(runs), 1)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(runs) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				id, _ := runFile(runs[i])
+				out[i] = s.indexedSummary(id, runs[i], index)
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b ports.RunSummary) int {
 		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
