@@ -3,6 +3,7 @@ package statestore
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,43 @@ func BenchmarkLock(b *testing.B) {
 			b.Fatal(err)
 		}
 		unlock()
+	}
+}
+
+// BenchmarkList lists 1,000 finished runs, each with 20 steps, with and without the index of
+// finished runs (summariesFile): with it, a listing stats each state file; without (runs kept
+// from before the index), it reads and parses the head of each.
+func BenchmarkList(b *testing.B) {
+	for _, indexed := range []bool{true, false} {
+		b.Run(fmt.Sprintf("indexed=%v", indexed), func(b *testing.B) {
+			s := newStoreB(b)
+			s.noSync = true
+			start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+			end := start.Add(time.Minute)
+			for i := range 1000 {
+				run := &state.RunState{ID: fmt.Sprintf("run-%04d", i), Workflow: "bench", Status: state.Completed,
+					StartedAt: start.Add(time.Duration(i) * time.Second), FinishedAt: &end}
+				for j := range 20 {
+					st := run.Step(fmt.Sprintf("s%02d", j))
+					st.Status, st.Output = state.Completed, "ok\n"
+				}
+				if err := s.Save(b.Context(), run); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if !indexed {
+				if err := os.Remove(filepath.Join(s.dir, summariesFile)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				list, err := s.List(b.Context())
+				if err != nil || len(list) != 1000 {
+					b.Fatalf("List = %d runs, %v", len(list), err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/run")
+		})
 	}
 }
