@@ -14,7 +14,6 @@ import (
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
 	"github.com/awf-dev/awf/internal/domain/workflow"
-	auditlog "github.com/awf-dev/awf/internal/infrastructure/audit"
 )
 
 // runView is the run page.
@@ -121,10 +120,10 @@ type callKey struct{ step, id string }
 
 // auditOf returns the completion records of run id's calls (depth 0) by step and call id.
 func (s *Server) auditOf(id string) (map[callKey]ports.AuditRecord, string) {
-	if s.cfg.AuditLog == "" {
+	if s.audit == nil {
 		return nil, "no audit log configured"
 	}
-	recs, _, err := auditlog.ReadFile(s.cfg.AuditLog, auditlog.Filter{RunID: id})
+	recs, _, err := s.audit.Records(id)
 	if err != nil {
 		return nil, err.Error()
 	}

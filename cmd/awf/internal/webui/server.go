@@ -21,6 +21,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/state"
+	auditlog "github.com/awf-dev/awf/internal/infrastructure/audit"
 	"github.com/awf-dev/awf/internal/infrastructure/localhttp"
 )
 
@@ -64,6 +65,9 @@ type Server struct {
 	stats *statsCache
 	wfs   *workflowCache
 	cache *runCache
+	// audit finds a run's records in the audit log, reading only what was appended since the
+	// last run page; nil without an audit log.
+	audit *auditlog.RunIndex
 	// stop ends live update streams (Serve's context); nil: they end with their requests.
 	stop <-chan struct{}
 }
@@ -89,7 +93,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, pages: pages, stats: newStatsCache(), wfs: &workflowCache{files: map[string]cachedWorkflow{}}, cache: &runCache{}}, nil
+	srv := &Server{cfg: cfg, pages: pages, stats: newStatsCache(), wfs: &workflowCache{files: map[string]cachedWorkflow{}}, cache: &runCache{}}
+	if cfg.AuditLog != "" {
+		srv.audit = auditlog.NewRunIndex(cfg.AuditLog)
+	}
+	return srv, nil
 }
 
 // NewToken returns a random token of 32 bytes in hex: one per start of the server.
