@@ -130,9 +130,10 @@ func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
 }
 
 // runNeedle is what every line of a record of a run whose id starts with prefix holds: the
-// JSON of its run_id, which Encode writes as is when it is made of letters, digits, '.', '_'
-// and '-' (as every run id awf makes is). Nil when no run is asked for, or the prefix has a
-// character JSON may escape: every line is then decoded.
+// prefix itself, which JSON writes as is when it is made of letters, digits, '.', '_' and '-'
+// (as every run id awf makes is), whatever the spacing or order of the record's fields (a log
+// rewritten by another tool). Nil when no run is asked for, or the prefix has a character
+// JSON may escape: every line is then decoded.
 func runNeedle(prefix string) []byte {
 	if prefix == "" {
 		return nil
@@ -142,7 +143,7 @@ func runNeedle(prefix string) []byte {
 			return nil
 		}
 	}
-	return []byte(`"run_id":"` + prefix)
+	return []byte(prefix)
 }
 
 // Fold drops each started record that a completion record of the same call follows (same run,

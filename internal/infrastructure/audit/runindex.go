@@ -61,18 +61,16 @@ func (x *RunIndex) records(id string) ([]ports.AuditRecord, Stats, error) {
 	if err := x.update(f); err != nil {
 		return nil, Stats{}, fault.Wrap(fault.System, fmt.Errorf("audit log %s: %w", x.path, err))
 	}
-	var buf bytes.Buffer
-	for _, key := range []string{id, ""} {
-		for _, l := range x.lines[key] {
-			line := make([]byte, l.len)
-			if _, err := f.ReadAt(line, l.off); err != nil {
-				return nil, Stats{}, fault.Wrap(fault.System, fmt.Errorf("audit log %s: %w", x.path, err))
-			}
-			buf.Write(line)
-		}
+	if len(x.lines[""]) > 0 { // a run id this index cannot tell: the whole log decides
+		return Read(io.NewSectionReader(f, 0, x.end), Filter{RunID: id})
 	}
-	if len(x.lines[""]) > 0 { // lines of both keys: back in the log's order
-		return ReadFile(x.path, Filter{RunID: id})
+	var buf bytes.Buffer
+	for _, l := range x.lines[id] {
+		line := make([]byte, l.len)
+		if _, err := f.ReadAt(line, l.off); err != nil {
+			return nil, Stats{}, fault.Wrap(fault.System, fmt.Errorf("audit log %s: %w", x.path, err))
+		}
+		buf.Write(line)
 	}
 	return Read(&buf, Filter{RunID: id})
 }
@@ -110,29 +108,39 @@ func (x *RunIndex) update(f *os.File) error {
 	}
 }
 
-// namedRuns returns the values of the run_id fields in line as written, "" for one written
-// with escapes, and none for a line that names no run.
+// namedRuns returns the values of the run_id fields in line as written, whatever JSON spacing
+// surrounds the colon; "" for one written with escapes, or cut short; none for a line that
+// names no run.
 func namedRuns(line []byte) []string {
 	var ids []string
+	add := func(id string) {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
 	for rest := line; ; {
-		i := bytes.Index(rest, []byte(`"run_id":"`))
+		i := bytes.Index(rest, []byte(`"run_id"`))
 		if i < 0 {
 			return ids
 		}
-		rest = rest[i+len(`"run_id":"`):]
+		rest = bytes.TrimLeft(rest[i+len(`"run_id"`):], " \t\r\n")
+		if len(rest) == 0 || rest[0] != ':' {
+			continue // a value "run_id", not a key
+		}
+		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+		if len(rest) == 0 || rest[0] != '"' {
+			continue // not a string: no run's id
+		}
+		rest = rest[1:]
 		j := bytes.IndexByte(rest, '"')
-		if j < 0 {
-			if !slices.Contains(ids, "") {
-				ids = append(ids, "")
-			}
+		switch {
+		case j < 0:
+			add("")
 			return ids
-		}
-		id := string(rest[:j])
-		if bytes.IndexByte(rest[:j], '\\') >= 0 {
-			id = ""
-		}
-		if !slices.Contains(ids, id) {
-			ids = append(ids, id)
+		case bytes.IndexByte(rest[:j], '\\') >= 0:
+			add("")
+		default:
+			add(string(rest[:j]))
 		}
 	}
 }
