@@ -450,6 +450,50 @@ func TestHistoryAndStatus(t *testing.T) {
 	e.mustRun(1, "history", "--status", "bogus")
 }
 
+// TestHistoryFollowsAResume: a run that failed is listed as failed, then as completed once
+// resumed, whether awf history takes it from the index of finished runs or reads its state
+// file (index deleted, or damaged).
+func TestHistoryFollowsAResume(t *testing.T) {
+	e := newEnv(t, "fail_then_fix.yaml")
+	failed := e.runJSON(3, "run", "fail_then_fix.yaml")
+	status := func(when string) string {
+		t.Helper()
+		var h struct {
+			Runs []struct {
+				RunID  string `json:"run_id"`
+				Status string `json:"status"`
+			}
+		}
+		r := e.mustRun(0, "history", "--output", "json")
+		if err := json.Unmarshal([]byte(r.stdout), &h); err != nil || len(h.Runs) != 1 || h.Runs[0].RunID != failed.RunID {
+			t.Fatalf("%s: history = %s (%v)", when, r.stdout, err)
+		}
+		return h.Runs[0].Status
+	}
+	index := filepath.Join(".awf", "runs", ".summaries.jsonl")
+	if e.read(index) == "" {
+		t.Fatal("the failed run was not indexed")
+	}
+	if got := status("after the failure"); got != "failed" {
+		t.Errorf("after the failure history says %s", got)
+	}
+	e.write("fixed", "")
+	e.mustRun(0, "resume", failed.RunID[:8])
+	if got := status("after the resume"); got != "completed" {
+		t.Errorf("after the resume history says %s, want completed", got)
+	}
+	e.write(index, "not json\n"+e.read(index)[:20])
+	if got := status("with a damaged index"); got != "completed" {
+		t.Errorf("with a damaged index history says %s", got)
+	}
+	if err := os.Remove(filepath.Join(e.dir, index)); err != nil {
+		t.Fatal(err)
+	}
+	if got := status("without the index"); got != "completed" {
+		t.Errorf("without the index history says %s", got)
+	}
+}
+
 func TestDryRunRunsNothing(t *testing.T) {
 	e := newEnv(t, "fail_then_fix.yaml", "steps.yaml", "child.yaml")
 	r := e.mustRun(0, "run", "steps.yaml", "--dry-run", "-i", "who=plan")

@@ -63,7 +63,7 @@ type Store struct {
 	noSync        bool         // a benchmark switch: no fsync of files and directories
 	compactFloor  int64        // minCompact; tests raise it to see a journal grow
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
-	summaryReads  atomic.Int64 // state files List read rather than take from the cache, for tests
+	summaryReads  atomic.Int64 // state files List read rather than take from the index, for tests
 }
 
 var (
@@ -500,12 +500,12 @@ type summaryDoc struct {
 }
 
 // List returns a summary of every run, newest first by StartedAt (ties by id). It reads state
-// files only, never output files, and of a finished run only when the index (summariesFile)
-// has no line for the state file it has now. It writes nothing. A state file that cannot be read or parsed does not stop it:
-// it is listed with the id from its name, no status, a zero StartedAt (so it sorts last) and
-// Unreadable saying what is wrong with it, so that `awf history` shows it rather than dying or
-// hiding it. The error is non-nil only when the directory cannot be read; a missing directory
-// is an empty list.
+// files only, never output files, and of a finished run only when the index (summariesFile) has
+// no line for the state file it has now. It writes nothing. A state file that cannot be read or
+// parsed does not stop it: it is listed with the id from its name, no status, a zero StartedAt
+// (so it sorts last) and Unreadable saying what is wrong with it, so that `awf history` shows
+// it rather than dying or hiding it. The error is non-nil only when the directory cannot be
+// read; a missing directory is an empty list.
 func (s *Store) List(ctx context.Context) ([]ports.RunSummary, error) {
 	entries, err := os.ReadDir(s.dir)
 	if errors.Is(err, os.ErrNotExist) {
