@@ -271,7 +271,7 @@ func TestUIBrowserShowsRuns(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr.run[data-run="`+runID+`"] a`))); err != nil {
 		t.Fatal(err)
 	}
-	waitPage(t, ctx, `document.getElementById("run-status") !== null`)
+	waitPage(t, ctx, `document.getElementById("run-status") !== null && document.readyState === "complete"`)
 	steps := eval[[]string](t, ctx, `[...document.querySelectorAll(".timeline > section.step")].map(s => s.dataset.step)`)
 	if strings.Join(steps, " ") != "hostile long checks child count review" {
 		t.Errorf("timeline = %q, want hostile long checks child count review", steps)
@@ -389,7 +389,7 @@ func TestUIBrowserFollowsLiveRun(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr.run a`))); err != nil {
 		t.Fatal(err)
 	}
-	waitPage(t, ctx, `document.getElementById("run-status") !== null`)
+	waitPage(t, ctx, `document.getElementById("run-status") !== null && document.readyState === "complete"`)
 	status := eval[string](t, ctx, `document.getElementById("run-status").innerText`)
 	eval[int](t, ctx, `window.__marker = 7`)
 	if status == "running" {
