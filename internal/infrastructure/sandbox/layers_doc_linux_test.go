@@ -127,7 +127,7 @@ say ok everywhere.
   onto themselves, so .git cannot be renamed and replaced. Patterns with ` + "`**`" + ` are found by
   walking the workspace (without entering .git, at most 200000 entries; beyond that the audit
   record's ` + "`applied.notes`" + ` says so) before each call; a directory that did not change
-  since the last call (no inotify event; where it cannot be watched, the same inode, ctime and mtime) is not read again. Landlock cannot deny by name, so a file that matches a
+  since the last call (the same inode, ctime and mtime; where awf watches it, no inotify event) is not read again. Landlock cannot deny by name, so a file that matches a
   pattern but is **created during the call** (a new .env.local) is neither hidden nor refused by
   the OS layer: it is the process's own (it wrote it); the file tools refuse it (L1), and the
   next call hides it. Without a mount namespace nothing is hidden (rows above).

@@ -32,7 +32,7 @@ func BenchmarkProtectIndexUnchanged(b *testing.B) {
 	for _, statOnly := range []bool{true, false} {
 		b.Run(map[bool]string{true: "lstat", false: "watched"}[statOnly], func(b *testing.B) {
 			// The directories are seconds old for the index, as in a real workspace.
-			idx := ProtectIndex{statOnly: statOnly, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+			idx := ProtectIndex{statOnly: statOnly, eager: !statOnly, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
 			defer idx.Close()
 			idx.Matches(ws, pats)
 			reads, stats := idx.reads, idx.stats

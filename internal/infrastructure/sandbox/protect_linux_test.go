@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestProtectIndexWatchedChanges(t *testing.T) {
 	defer os.Chmod(p("locked"), 0o755)
 	env := []string{p("**/.env")}
 	pem := []string{p("**/*.pem")}
-	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	idx := ProtectIndex{eager: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
 	defer idx.Close()
 	find := func(pats []string, want ...string) {
 		t.Helper()
@@ -95,7 +96,7 @@ func TestProtectIndexSeesMounts(t *testing.T) {
 	ws := t.TempDir()
 	m := filepath.Join(ws, "a", "m")
 	must(t, os.MkdirAll(m, 0o755))
-	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	idx := ProtectIndex{eager: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
 	defer idx.Close()
 	pats := []string{filepath.Join(ws, "**/.env")}
 	idx.Matches(ws, pats)
@@ -119,7 +120,7 @@ func TestProtectIndexSeesMounts(t *testing.T) {
 // next walk finds what the new root holds.
 func TestProtectIndexRootCreatedLater(t *testing.T) {
 	ws := t.TempDir()
-	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	idx := ProtectIndex{eager: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
 	defer idx.Close()
 	pats := []string{filepath.Join(ws, "secrets/**/*.pem")}
 	if got, _ := idx.Matches(ws, pats); len(got) != 0 {
@@ -145,7 +146,7 @@ func TestProtectIndexWatchLimit(t *testing.T) {
 	for _, d := range []string{"a/b", "c/d", "e/f"} {
 		must(t, os.MkdirAll(filepath.Join(ws, d), 0o755))
 	}
-	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	idx := ProtectIndex{eager: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
 	defer idx.Close()
 	pats := []string{filepath.Join(ws, "**/.env")}
 	idx.Matches(ws, pats)
@@ -175,5 +176,52 @@ func TestProtectIndexWatchLimit(t *testing.T) {
 	idx.Matches(ws, pats)
 	if idx.skips != skips {
 		t.Error("a walk through unwatched directories was spared")
+	}
+}
+
+// TestProtectIndexWatchesOnceWalksCost: an index does not watch a small workspace, whose
+// walks cost less than freeing an inotify instance that had watches; once its walks have
+// compared watchFrom directories it watches them, finds what changes, and spares the walks
+// while nothing does.
+func TestProtectIndexWatchesOnceWalksCost(t *testing.T) {
+	ws := t.TempDir()
+	for i := range 4 {
+		must(t, os.MkdirAll(filepath.Join(ws, "small", strconv.Itoa(i)), 0o755))
+	}
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+	defer idx.Close()
+	small := []string{filepath.Join(ws, "small/**/.env")}
+	for range 20 {
+		idx.Matches(ws, small)
+	}
+	if idx.watch != nil || idx.skips != 0 {
+		t.Fatalf("after 20 walks of %d directories (%d compared): watch %v, %d walks spared; want no watch", 5, idx.stats, idx.watch != nil, idx.skips)
+	}
+
+	const dirs = 2_600 // with the root: four walks compare more than watchFrom
+	for i := range dirs - 1 {
+		must(t, os.MkdirAll(filepath.Join(ws, "big", strconv.Itoa(i)), 0o755))
+	}
+	big := []string{filepath.Join(ws, "big/**/.env")}
+	for walks := 1; idx.watch == nil; walks++ {
+		before := idx.stats
+		idx.Matches(ws, big)
+		switch {
+		case idx.watch != nil && before < watchFrom:
+			t.Fatalf("watching began after %d directories compared, want %d", before, watchFrom)
+		case idx.watch == nil && before >= watchFrom:
+			t.Fatalf("no watch at a walk that began after %d directories compared", before)
+		case walks > 10:
+			t.Fatalf("no watch after %d walks (%d directories compared)", walks, idx.stats)
+		}
+	}
+	skips := idx.skips
+	idx.Matches(ws, big)
+	if idx.skips != skips+1 {
+		t.Error("once watched and unchanged, the walk is not spared")
+	}
+	must(t, os.WriteFile(filepath.Join(ws, "big", "17", ".env"), nil, 0o600))
+	if got, _ := idx.Matches(ws, big); !cmp.Equal(got, []string{filepath.Join(ws, "big/17/.env")}) {
+		t.Errorf("a file created in a watched directory: matches %q", got)
 	}
 }

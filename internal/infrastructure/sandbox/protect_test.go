@@ -173,7 +173,7 @@ func testProtectIndexFindsLaterFiles(t *testing.T, statOnly bool) {
 	pats := []string{filepath.Join(ws, "**/.env")}
 	// Directories made by the test are seconds old for the index: their records are
 	// trusted (a just-changed directory is always read again).
-	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }, statOnly: statOnly}
+	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }, statOnly: statOnly, eager: !statOnly}
 	defer idx.Close()
 	check := func(reads int, want ...string) {
 		t.Helper()
