@@ -322,6 +322,73 @@ func TestToolStepEventsCarryTheCallSummary(t *testing.T) {
 	}
 }
 
+// TestToolStepResultIsSavedWithItsEnd: a tool step's call is saved in flight before it runs;
+// its result is saved with the step's end, in one save, and reported (tool_finished) only
+// once that save holds it, for a call that succeeds, fails, or fails and is retried.
+func TestToolStepResultIsSavedWithItsEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fail    int // calls that fail before one succeeds
+		retries int
+	}{{"success", 0, 0}, {"failure", 1, 0}, {"retried", 1, 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			calls := 0
+			e.deps.Tools = &portstest.ToolSet{Tools: map[string]portstest.ToolFunc{
+				"x": func(context.Context, ports.ToolRequest) (tool.Result, error) {
+					if calls++; calls <= tc.fail {
+						return tool.Errorf("flaky"), nil
+					}
+					return tool.OK("done"), nil
+				},
+			}}
+			reported := 0
+			e.deps.Events = ports.EventsFunc(func(ev ports.Event) {
+				if ev.Kind != ports.ToolFinished {
+					return
+				}
+				reported++
+				h := e.store.History(ev.RunID)
+				saved := h[len(h)-1].States["t"].ToolCalls
+				if len(saved) < reported || saved[reported-1].Result == nil || saved[reported-1].InFlight {
+					t.Errorf("call %d reported before its result was saved: saved %+v", reported, saved)
+				}
+			})
+			step := workflow.Step{Name: "t", Type: workflow.StepTool, ContinueOnError: true, Tool: &workflow.ToolStep{Tool: "x"}}
+			if tc.retries > 0 {
+				step.Retry = &workflow.Retry{MaxAttempts: tc.retries}
+			}
+			run, err := e.runner().Run(t.Context(), runner.Request{Workflow: wf(step)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := min(tc.fail, max(tc.retries, 1)-1) + 1; reported != calls || calls != want {
+				t.Errorf("%d calls, %d reported; want %d of each", calls, reported, want)
+			}
+			for i, saved := range e.store.History(run.ID) {
+				st, ok := saved.States["t"]
+				if !ok {
+					continue
+				}
+				for _, c := range st.ToolCalls {
+					if c.Result != nil && st.Status == state.Running && st.Error == "" {
+						t.Errorf("save %d holds a result of the running step with nothing else: a save of its own", i)
+					}
+					if c.InFlight && c.Result != nil {
+						t.Errorf("save %d: a call both in flight and ended", i)
+					}
+				}
+			}
+			if first := e.store.History(run.ID); !slices.ContainsFunc(first, func(r *state.RunState) bool {
+				st, ok := r.States["t"]
+				return ok && len(st.ToolCalls) > 0 && st.ToolCalls[0].InFlight
+			}) {
+				t.Error("the call was never saved in flight before it ran")
+			}
+		})
+	}
+}
+
 // TestToolStepRecordsApprovalAndDenial: a tool step's call is recorded as an agent's is
 // (tool.Result.Record): who approved it, and a refusal as a denial.
 func TestToolStepRecordsApprovalAndDenial(t *testing.T) {

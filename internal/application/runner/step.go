@@ -61,13 +61,38 @@ type stepRun struct {
 	prev *state.StepState
 	// startSave is the deferred save of the step's start (Deps.StartSaveDelay), or nil.
 	startSave *time.Timer
+	// unsaved are the events of changes made to the step's record (note) and not saved yet:
+	// the next save of the step emits them, once what they report is durable.
+	unsaved []ports.Event
 }
 
 // save applies fn to the step's live record and saves it: through the store's journal,
-// when it has one (see execution.saveStepLocked).
+// when it has one (see execution.saveStepLocked). The events of earlier changes (note)
+// follow it.
 func (sr *stepRun) save(ctx context.Context, fn func(*state.StepState)) error {
 	sr.stopStartSave()
-	return sr.e.update(ctx, sr.step.Name, fn)
+	err := sr.e.update(ctx, sr.step.Name, fn)
+	sr.emitSaved()
+	return err
+}
+
+// note applies fn to the step's live record without saving it, and keeps ev for after the
+// step's next save: a change that another follows at once (a tool step's result, then its
+// end) is made durable by one sync, and nothing reports it before.
+func (sr *stepRun) note(fn func(*state.StepState), ev ports.Event) {
+	e := sr.e
+	e.mu.Lock()
+	fn(e.st.Step(sr.step.Name))
+	e.mu.Unlock()
+	sr.unsaved = append(sr.unsaved, ev)
+}
+
+// emitSaved emits the events of the changes the step's last save made durable.
+func (sr *stepRun) emitSaved() {
+	for _, ev := range sr.unsaved {
+		sr.e.emit(ev)
+	}
+	sr.unsaved = nil
 }
 
 // stopStartSave cancels the deferred save of the step's start: a save of the step records it
@@ -207,6 +232,7 @@ func (e *execution) end(ctx context.Context, sr *stepRun, out StepOutcome, err e
 		took = now.Sub(*s.StartedAt)
 	}
 	e.mu.Unlock()
+	sr.emitSaved()
 
 	ev := ports.Event{Kind: ports.StepFinished, Step: name, Status: string(status), Duration: took}
 	if err != nil {

@@ -56,7 +56,8 @@ func (e *execution) tool(ctx context.Context, sr *stepRun) (StepOutcome, error) 
 	return StepOutcome{Output: trimNewline(res.Output), ExitCode: res.ExitCode, Response: res.Data}, nil
 }
 
-// call invokes one tool and records the call in the step's state at its start and end.
+// call invokes one tool and records the call in the step's state: saved at its start, before
+// it runs; at its end in the record only, saved by the step's next save.
 func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest) (tool.Result, error) {
 	idx := -1
 	_ = sr.save(ctx, func(s *state.StepState) {
@@ -74,7 +75,14 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 		took = e.r.d.Clock.Now().Sub(start)
 	}
 	result := res.Record(err, took)
-	_ = sr.save(ctx, func(s *state.StepState) {
+	status := "ok"
+	if !result.Success {
+		status = "error"
+	}
+	// The result is saved with the step's end (or with the error a retry records), which
+	// follows at once: one sync for both. Until then nothing reports it: its event waits for
+	// that save, and the next step, which may read the output, starts after it.
+	sr.note(func(s *state.StepState) {
 		if idx >= 0 && idx < len(s.ToolCalls) {
 			s.ToolCalls[idx].Result = &result
 			s.ToolCalls[idx].InFlight = false
@@ -86,12 +94,7 @@ func (e *execution) call(ctx context.Context, sr *stepRun, req ports.ToolRequest
 			s.ToolStats = &state.ToolStats{}
 		}
 		s.ToolStats.Add(result)
-	})
-	status := "ok"
-	if !result.Success {
-		status = "error"
-	}
-	e.emit(ports.Event{Kind: ports.ToolFinished, Step: req.Step, Tool: req.Name, CallID: req.CallID,
+	}, ports.Event{Kind: ports.ToolFinished, Step: req.Step, Tool: req.Name, CallID: req.CallID,
 		Meta: meta, Status: status, Duration: took, Message: result.Error})
 	return res, err
 }
