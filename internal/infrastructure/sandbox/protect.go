@@ -56,9 +56,9 @@ type ProtectIndex struct {
 	// skips counts the walks last spared, for the tests.
 	skips int
 	now   func() time.Time // time.Now when nil; tests move it on
-	// reads counts the directories read, for the tests, and stats those compared with lstat
-	// (or read): watching starts when stats reaches watchFrom.
-	reads, stats int
+	// reads counts the directories read, stats those compared with lstat (or read) and
+	// entries the entries read: the walks' cost, after which the index watches (watchFrom).
+	reads, stats, entries int
 }
 
 // walkResult is what a walk found, and the watch's generation when it ran.
@@ -76,13 +76,15 @@ func (x *ProtectIndex) Close() {
 	x.watch = nil
 }
 
-// watchFrom is how many directories the walks of an index compare with lstat (or read)
-// before it starts watching them. Watching costs once what walking costs per call: the
-// kernel frees an inotify instance that had watches only after a grace period of a few timer
-// ticks, and the process waits for it when it closes the instance or exits (12 to 18 ms on
-// the build VM, against about 1.3 µs to compare a directory). So an index watches once its
-// walks have spent about that: in a workspace of 5,000 directories from the third call on,
-// in one of a few dozen never, and a run of a few calls pays for neither.
+// watchFrom is how much the walks of an index cost, in directories compared with lstat plus
+// entries read, before it starts watching the directories. Watching costs once what walking
+// costs per call: the kernel frees an inotify instance that had watches only after a grace
+// period of a few timer ticks, and the process waits for it when it closes the instance or
+// exits (12 to 18 ms on the build VM, against about 1.3 µs to compare a directory or read an
+// entry). So an index watches once its walks have spent about that: in a workspace of 5,000
+// directories from the third call on, where a directory of 5,000 entries changes between
+// calls (and is read again at each) from the third, in a small quiet one never, and a run of
+// a few calls pays for neither.
 const watchFrom = 10_000
 
 // racyWindow is how old a directory's ctime must be when it is read for the record to be
@@ -155,7 +157,7 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 	if x.now != nil {
 		now = x.now
 	}
-	if !x.watched && !x.statOnly && len(deep) > 0 && (x.eager || x.stats >= watchFrom) {
+	if !x.watched && !x.statOnly && len(deep) > 0 && (x.eager || x.stats+x.entries >= watchFrom) {
 		x.watch, x.watched = newDirWatch(), true
 	}
 	x.watch.drain()
@@ -169,7 +171,7 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 	}
 	delete(x.last, key)
 	w := &protectWalk{deep: deep, hidden: hidden, old: x.sets[key], seen: map[string]*dirRecord{}, now: now(),
-		watch: x.watch, reads: &x.reads, stats: &x.stats}
+		watch: x.watch, reads: &x.reads, stats: &x.stats, entries: &x.entries}
 	for _, root := range walks {
 		// A root reached through a symbolic link (a working directory under a linked
 		// directory) is walked: only the links beneath it are not followed.
@@ -215,6 +217,7 @@ type protectWalk struct {
 	unwatched bool
 	reads     *int
 	stats     *int
+	entries   *int
 	visited   int
 	matches   []string
 }
@@ -292,6 +295,7 @@ func (w *protectWalk) record(p string, git bool) *dirRecord {
 	rec := &dirRecord{key: key, racy: !keyed || !key.settled(w.now), stamp: stamp}
 	entries, _ := os.ReadDir(p) // unreadable or vanished: nothing to mask there
 	*w.reads++
+	*w.entries += len(entries)
 	for _, e := range entries {
 		child := filepath.Join(p, e.Name())
 		kind := w.kind(child, e.IsDir())

@@ -181,8 +181,9 @@ func TestProtectIndexWatchLimit(t *testing.T) {
 
 // TestProtectIndexWatchesOnceWalksCost: an index does not watch a small workspace, whose
 // walks cost less than freeing an inotify instance that had watches; once its walks have
-// compared watchFrom directories it watches them, finds what changes, and spares the walks
-// while nothing does.
+// cost watchFrom (directories compared plus entries read) it watches them, finds what
+// changes, and spares the walks while nothing does. A large directory that changed less than
+// racyWindow before each walk, read again at each, counts its entries.
 func TestProtectIndexWatchesOnceWalksCost(t *testing.T) {
 	ws := t.TempDir()
 	for i := range 4 {
@@ -190,38 +191,51 @@ func TestProtectIndexWatchesOnceWalksCost(t *testing.T) {
 	}
 	idx := ProtectIndex{now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
 	defer idx.Close()
+	cost := func(x *ProtectIndex) int { return x.stats + x.entries }
 	small := []string{filepath.Join(ws, "small/**/.env")}
 	for range 20 {
 		idx.Matches(ws, small)
 	}
 	if idx.watch != nil || idx.skips != 0 {
-		t.Fatalf("after 20 walks of %d directories (%d compared): watch %v, %d walks spared; want no watch", 5, idx.stats, idx.watch != nil, idx.skips)
+		t.Fatalf("after 20 walks of 5 directories (cost %d): watch %v, %d walks spared; want no watch", cost(&idx), idx.watch != nil, idx.skips)
+	}
+	watchBy := func(x *ProtectIndex, pats []string, maxWalks int) {
+		t.Helper()
+		for walks := 1; x.watch == nil; walks++ {
+			before := cost(x)
+			x.Matches(ws, pats)
+			switch {
+			case x.watch != nil && before < watchFrom:
+				t.Fatalf("watching began at cost %d, want %d", before, watchFrom)
+			case x.watch == nil && before >= watchFrom:
+				t.Fatalf("no watch at a walk that began at cost %d", before)
+			case walks > maxWalks:
+				t.Fatalf("no watch after %d walks (cost %d)", walks, cost(x))
+			}
+		}
+		skips := x.skips
+		x.Matches(ws, pats)
+		if x.skips != skips+1 {
+			t.Error("once watched and unchanged, the walk is not spared")
+		}
 	}
 
-	const dirs = 2_600 // with the root: four walks compare more than watchFrom
-	for i := range dirs - 1 {
+	for i := range 2_599 { // with the root, 2,600 directories: four walks cost watchFrom
 		must(t, os.MkdirAll(filepath.Join(ws, "big", strconv.Itoa(i)), 0o755))
 	}
 	big := []string{filepath.Join(ws, "big/**/.env")}
-	for walks := 1; idx.watch == nil; walks++ {
-		before := idx.stats
-		idx.Matches(ws, big)
-		switch {
-		case idx.watch != nil && before < watchFrom:
-			t.Fatalf("watching began after %d directories compared, want %d", before, watchFrom)
-		case idx.watch == nil && before >= watchFrom:
-			t.Fatalf("no watch at a walk that began after %d directories compared", before)
-		case walks > 10:
-			t.Fatalf("no watch after %d walks (%d directories compared)", walks, idx.stats)
-		}
-	}
-	skips := idx.skips
-	idx.Matches(ws, big)
-	if idx.skips != skips+1 {
-		t.Error("once watched and unchanged, the walk is not spared")
-	}
+	watchBy(&idx, big, 5)
 	must(t, os.WriteFile(filepath.Join(ws, "big", "17", ".env"), nil, 0o600))
 	if got, _ := idx.Matches(ws, big); !cmp.Equal(got, []string{filepath.Join(ws, "big/17/.env")}) {
 		t.Errorf("a file created in a watched directory: matches %q", got)
 	}
+
+	churn := filepath.Join(ws, "churn")
+	must(t, os.MkdirAll(churn, 0o755))
+	for i := range 4_000 {
+		must(t, os.WriteFile(filepath.Join(churn, strconv.Itoa(i)), nil, 0o644))
+	}
+	fresh := ProtectIndex{} // the real clock: churn changed just now, so it is read at each walk
+	defer fresh.Close()
+	watchBy(&fresh, []string{filepath.Join(churn, "**/.env")}, 4)
 }
