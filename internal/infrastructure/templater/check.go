@@ -106,9 +106,20 @@ func (c *refChecker) command(r workflow.TemplateRef) {
 var unsupportedBuiltins = []string{"bg", "fg", "disown", "suspend", "ulimit", "umask", "enable", "caller",
 	"complete", "compgen", "compopt", "history", "fc", "newgrp", "logout", "bind"}
 
+// lineContinuations removes what the shell's lexer removes inside a word: a backslash at the
+// end of a line (ul\ at the end of a line, then imit, is ulimit).
+var lineContinuations = strings.NewReplacer("\\\r\n", "", "\\\n", "")
+
 // unsupported warns of each call of an unsupported builtin in the command, naming its line.
+// Only a call whose name is one literal word is found, and such a word appears as it is in
+// the script once line continuations are taken out: a script in which no such name appears
+// is not parsed.
 func (c *refChecker) unsupported(r workflow.TemplateRef, ct *commandTemplate) {
 	if ct.hasRaw {
+		return
+	}
+	joined := lineContinuations.Replace(ct.script)
+	if !slices.ContainsFunc(unsupportedBuiltins, func(name string) bool { return strings.Contains(joined, name) }) {
 		return
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(ct.script), "")

@@ -329,4 +329,18 @@ func TestCheckWarnsOfUnsupportedBuiltins(t *testing.T) {
 		probs[0].Severity != workflow.SeverityWarning {
 		t.Errorf("problems = %v, want one warning about ulimit on line 2", probs)
 	}
+	for _, tc := range []struct{ script, want string }{
+		{"ul\\\nimit -n 1", "line 1 of the command: ulimit"}, // a line continuation inside the name
+		{"echo a; \\\r\nbg", "line 2 of the command: bg"},
+		{"u\\\nm\\\nask 022", "line 1 of the command: umask"},
+		{"echo 'ulimit' \"bg\"; history=1", ""}, // named, never called
+		{"ulimited && fgrep x y", ""},
+		{"go test ./...", ""},
+	} {
+		wf := &workflow.Workflow{Name: "w", Steps: []workflow.Step{shell("s", tc.script, 3)}}
+		probs := New().Check(wf)
+		if tc.want == "" && len(probs) != 0 || tc.want != "" && (len(probs) != 1 || !strings.Contains(probs[0].Msg, tc.want)) {
+			t.Errorf("%q: problems = %v, want %q", tc.script, probs, tc.want)
+		}
+	}
 }
