@@ -131,12 +131,21 @@ var commands = []struct {
 // commandsFor builds the top-level commands running args needs: the one args name, none when
 // args only ask for the version, every one otherwise (help lists them, completion and "did you
 // mean" search them). Building all of them, with their flags, was a tenth of the start-up
-// that every command pays. Which command args name is found as cobra finds it, with
-// placeholders; a name that is no command's (an alias, help, __complete) gets every command.
+// that every command pays. Which command args name is found as cobra finds it: the first
+// argument when it is a command's name (cobra takes the first word), else with placeholders,
+// in cobra's Find; a name that is no command's (an alias, help, __complete) gets every command.
 // named reports whether args name one of the commands (then the only one built).
 func commandsFor(root *cobra.Command, f *cmdutil.Factory, args []string) (cmds []*cobra.Command, named bool) {
 	if len(args) > 0 && versionOnly(args) && !slices.ContainsFunc(args, isWord) {
 		return nil, false // flags only: no command is named, without building placeholders to find one
+	}
+	if len(args) > 0 && isWord(args[0]) {
+		// The first argument is what cobra's Find takes for the command's name.
+		for _, c := range commands {
+			if c.name == args[0] {
+				return []*cobra.Command{c.build(f)}, true
+			}
+		}
 	}
 	if args != nil {
 		placeholders := make([]*cobra.Command, len(commands))

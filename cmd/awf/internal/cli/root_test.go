@@ -44,6 +44,8 @@ func TestCommandsFor(t *testing.T) {
 		want []string
 	}{
 		{[]string{"validate", "wf.yaml"}, []string{"help", "validate"}},
+		{[]string{"run", "validate"}, []string{"help", "run"}}, // the first word names it
+		{[]string{"tools", "run", "--state-dir", "history"}, []string{"help", "tools"}},
 		{[]string{"--state-dir", "run", "tools", "list"}, []string{"help", "tools"}},
 		{[]string{"-q", "run", "--help"}, []string{"help", "run"}},
 		{[]string{"completion", "bash"}, all},
