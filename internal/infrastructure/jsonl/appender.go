@@ -3,8 +3,10 @@
 // of different writers never interleave. It also keeps a line whole when the one before it
 // was not: a writer killed in the middle of a long line (the kernel stops a multi-page write
 // at a fatal signal) or stopped by a full disk leaves the file ending inside a line, and a
-// line appended to that fragment would be unreadable with it. The next line then starts on
-// a new line, and the fragment stays a damaged line of its own, which readers skip or report.
+// line appended to that fragment would be unreadable with it. Before each line the file's
+// last byte is read (under an flock that awf's writers take in turn, so that none reads
+// another's line half written); when it is no newline, the line starts on a new line, and
+// the fragment stays a damaged line of its own, which readers skip or report.
 package jsonl
 
 import (
@@ -17,7 +19,7 @@ import (
 // one serialise their calls.
 type Appender struct {
 	f *os.File
-	// cut is set when the file may end inside a line.
+	// cut is set when the last write failed: part of its line may be there.
 	cut bool
 }
 
@@ -28,21 +30,19 @@ func Open(path string, perm os.FileMode) (*Appender, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &Appender{f: f, cut: st.Mode().IsRegular() && endsInside(f, st.Size())}, nil
+	return &Appender{f: f}, nil
 }
 
-// endsInside reports whether the file of size bytes does not end with a newline.
-func endsInside(f *os.File, size int64) bool {
-	if size == 0 {
+// endsInside reports whether the file, if it is a regular one, does not end with a newline.
+// It is asked before every line, not once at Open: another process appending to the file
+// may be killed inside a line at any time.
+func (a *Appender) endsInside() bool {
+	st, err := a.f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
 		return false
 	}
-	last := make([]byte, 1)
-	_, err := f.ReadAt(last, size-1)
+	var last [1]byte
+	_, err = a.f.ReadAt(last[:], st.Size()-1)
 	return err != nil || last[0] != '\n'
 }
 
@@ -52,7 +52,10 @@ func (a *Appender) File() *os.File { return a.f }
 // Append writes line, which ends with a newline, in one write; after a line cut short, with
 // a newline before it.
 func (a *Appender) Append(line []byte) error {
-	if a.cut {
+	if unlock := lockAppends(a.f); unlock != nil {
+		defer unlock()
+	}
+	if a.cut || a.endsInside() {
 		line = append([]byte{'\n'}, line...)
 	}
 	if _, err := a.f.Write(line); err != nil {

@@ -62,3 +62,65 @@ func TestAppendAfterAFailedWrite(t *testing.T) {
 		t.Error("after a failed write, the next line does not start on a new line")
 	}
 }
+
+// TestAppendAfterAnotherWriterWasCut: the file is shared, so a line cut short by another
+// process after this one opened it (killed mid-write), whether the file was whole or empty at
+// Open, is still followed by a line of its own.
+func TestAppendAfterAnotherWriterWasCut(t *testing.T) {
+	for _, before := range []string{"", "x\n"} {
+		path := filepath.Join(t.TempDir(), "f.jsonl")
+		if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a, err := Open(path, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Append([]byte("a\n")); err != nil {
+			t.Fatal(err)
+		}
+		other, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Write([]byte(`{"other":`)); err != nil { // then killed
+			t.Fatal(err)
+		}
+		other.Close()
+		if err := a.Append([]byte("b\n")); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+		if got, want := readFile(t, path), before+"a\n{\"other\":\nb\n"; got != want {
+			t.Errorf("file = %q, want %q", got, want)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// BenchmarkAppend measures one 300-byte line: the lock, the check of the file's last byte and
+// the write (no sync).
+func BenchmarkAppend(b *testing.B) {
+	a, err := Open(filepath.Join(b.TempDir(), "f.jsonl"), 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	line := append(make([]byte, 299), '\n')
+	for i := range line[:299] {
+		line[i] = 'x'
+	}
+	for b.Loop() {
+		if err := a.Append(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
