@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,5 +68,26 @@ func BenchmarkRead(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRunIndexRecords reads the 4,000 records of one run from a log it wrote alone, as
+// the run viewer does at every refresh of the run's page once the log is indexed.
+func BenchmarkRunIndexRecords(b *testing.B) {
+	recs := make([]ports.AuditRecord, 4000)
+	for i := range recs {
+		recs[i] = record(i)
+		recs[i].RunID = "run-1"
+	}
+	path := filepath.Join(b.TempDir(), "audit.jsonl")
+	if err := os.WriteFile(path, []byte(lines(b, recs...)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	x := NewRunIndex(path)
+	for b.Loop() {
+		got, _, err := x.Records("run-1")
+		if err != nil || len(got) != len(recs) {
+			b.Fatalf("%d records, %v", len(got), err)
+		}
 	}
 }

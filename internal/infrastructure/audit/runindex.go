@@ -64,15 +64,29 @@ func (x *RunIndex) records(id string) ([]ports.AuditRecord, Stats, error) {
 	if len(x.lines[""]) > 0 { // a run id this index cannot tell: the whole log decides
 		return Read(io.NewSectionReader(f, 0, x.end), Filter{RunID: id})
 	}
-	var buf bytes.Buffer
-	for _, l := range x.lines[id] {
-		line := make([]byte, l.len)
-		if _, err := f.ReadAt(line, l.off); err != nil {
+	var buf []byte
+	for _, r := range adjoined(x.lines[id]) { // one read per run of adjoining lines
+		n := len(buf)
+		buf = slices.Grow(buf, int(r.len))[:n+int(r.len)]
+		if _, err := f.ReadAt(buf[n:], r.off); err != nil {
 			return nil, Stats{}, fault.Wrap(fault.System, fmt.Errorf("audit log %s: %w", x.path, err))
 		}
-		buf.Write(line)
 	}
-	return Read(&buf, Filter{RunID: id})
+	return Read(bytes.NewReader(buf), Filter{RunID: id})
+}
+
+// adjoined merges the spans, in file order, that follow each other with nothing between: a
+// run that wrote alone wrote one stretch of the log.
+func adjoined(spans []span) []span {
+	var out []span
+	for _, s := range spans {
+		if last := len(out) - 1; last >= 0 && out[last].off+out[last].len == s.off {
+			out[last].len += s.len
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // update indexes what was appended to the log since the last call, or all of it when it

@@ -91,3 +91,15 @@ func TestRunIndexReadsAsReadFile(t *testing.T) {
 	write(recs(0, 3) + escaped)
 	check("with an escaped run id")
 }
+
+// TestAdjoined: spans that follow each other merge into one read; a gap keeps them apart.
+func TestAdjoined(t *testing.T) {
+	got := adjoined([]span{{0, 10}, {10, 5}, {20, 3}, {23, 7}, {40, 1}})
+	want := []span{{0, 15}, {20, 10}, {40, 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("adjoined = %v, want %v", got, want)
+	}
+	if got := adjoined(nil); len(got) != 0 {
+		t.Errorf("adjoined(nil) = %v", got)
+	}
+}
