@@ -4,7 +4,8 @@
 # linking awf's dependencies), per-step cost at 50 and 2,000 steps (and
 # 10,000 with FULL=1: its run and validate, peak RSS included), 50 steps against a bare sh loop,
 # a sandboxed tool call against a plain step, peak RSS with a 10 MB output against a trivial
-# run, refusing deeply nested YAML. Each target is one line: target, min and median, PASS or
+# run and of `awf audit` over a 50,000-record log against a 500-record one, refusing deeply
+# nested YAML. Each target is one line: target, min and median, PASS or
 # FAIL. Then the in-process benchmarks of the state store's per-step save and per-call journal
 # append. RUNS sets the runs per command (5), BIGRUNS those of 2,000 and 10,000 steps, BENCH_DIR
 # where the state goes (the temporary directory; put it on a disk, not a tmpfs).

@@ -7,8 +7,8 @@
 // workflows grow, start-up against /bin/true (beside two floors built from this repository:
 // an empty Go program, and one that links awf's dependencies and runs nothing), 50 steps
 // against a bare shell loop, a sandboxed tool call against a plain step, peak memory of a
-// 10,000-step run, of its validate and of a run with a 10 MB output, refusing deeply nested
-// YAML. Each line gives the target, the figure from the minimum and from the median of
+// 10,000-step run, of its validate and of a run with a 10 MB output, of `awf audit` over a big
+// log against a small one, refusing deeply nested YAML. Each line gives the target, the figure from the minimum and from the median of
 // several runs, and PASS or FAIL (judged on
 // the median, or on the single run when there is one).
 //
@@ -22,6 +22,7 @@
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"os"
@@ -70,6 +71,7 @@ func main() {
 	b.history()
 	b.sandboxedCall()
 	b.memory()
+	b.auditReading()
 	b.nesting()
 	fmt.Printf("\n%d target(s) checked, %d failed\n", b.checked, b.failed)
 }
@@ -131,11 +133,13 @@ func (b *bench) once(code int, argv []string) sample {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = b.dir
 	cmd.Env = append(os.Environ(), "HOME="+b.dir)
+	var out tail // not the whole output: this program's memory is part of every child's peak
+	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
-	out, err := cmd.CombinedOutput()
+	err := cmd.Run()
 	wall := time.Since(start)
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != code {
-		fail(fmt.Errorf("%s: want exit %d, got %v\n%s", strings.Join(argv, " "), code, err, out))
+		fail(fmt.Errorf("%s: want exit %d, got %v\n%s", strings.Join(argv, " "), code, err, out.b))
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	return sample{
@@ -143,6 +147,17 @@ func (b *bench) once(code int, argv []string) sample {
 		cpu:    time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
 		rssKiB: ru.Maxrss,
 	}
+}
+
+// tail keeps the last 8 KiB written to it.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if over := len(t.b) - 8<<10; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
 }
 
 func summarize(ss []sample) stats {
@@ -367,6 +382,52 @@ func (b *bench) memory() {
 	bs, ss := s[0], s[1]
 	b.target("10 MB output: peak RSS against a 10-byte run", rssMiB(bs).over(rssMiB(ss)), 2,
 		fmt.Sprintf("[%s vs %s; extra %.2fx the payload]", rssMiB(bs), rssMiB(ss), (mib(bs.medRSS)-mib(ss.medRSS))/10))
+}
+
+// auditReading measures `awf audit` over a log of 100 times more records than another: its
+// peak memory must not grow with the log (the records are streamed, not held).
+func (b *bench) auditReading() {
+	const small, big = 500, 50_000
+	fmt.Printf("\n== reading the audit log: %d records against %d\n", big, small)
+	logs := map[int]string{}
+	for _, n := range []int{small, big} {
+		logs[n] = filepath.Join(b.dir, fmt.Sprintf("audit-%d.jsonl", n))
+		if err := writeAuditLog(logs[n], n); err != nil {
+			fail(err)
+		}
+	}
+	runs := min(b.runs, 3)
+	s := b.interleaved(runs,
+		[]string{b.awf, "audit", "--audit-log", logs[big]}, []string{b.awf, "audit", "--audit-log", logs[small]},
+		[]string{b.awf, "audit", "--audit-log", logs[big], "-o", "json"}, []string{b.awf, "audit", "--audit-log", logs[small], "-o", "json"})
+	for i, format := range []string{"table", "JSON Lines"} {
+		bs, ss := s[2*i], s[2*i+1]
+		b.target(fmt.Sprintf("awf audit (%s): peak RSS, %d records vs %d", format, big, small), rssMiB(bs).over(rssMiB(ss)), 1.5,
+			fmt.Sprintf("[%s vs %s; wall %s]", rssMiB(bs), rssMiB(ss), wallMS(bs).per(big/1000, "ms per 1,000 records")))
+	}
+}
+
+// writeAuditLog writes an audit log of n records, a line at a time: held whole, it would
+// raise this program's peak, which every child then reports as its own.
+func writeAuditLog(path string, n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	padding := strings.Repeat("x", 600)
+	for i := range n / 2 { // a call is two records: started, then its completion
+		for _, outcome := range []string{"started", "ok"} {
+			fmt.Fprintf(w, `{"time":"2026-11-26T10:00:00Z","run_id":"run-%04d","step":"implement","call_id":"call_%06d","tool":"shell",`+
+				`"arguments":{"command":"go test ./...","padding":%q},"meta":"go test ./...","approval":{"decision":"allow","by":"auto"},`+
+				`"sandbox":{"decision":"allow","layer":"L1"},"outcome":%q,"duration_ms":12,"output_size":40}`+"\n", i/50, i, padding, outcome)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // nesting times the refusal of 100,000 nested brackets in an ignored key, against the

@@ -84,87 +84,207 @@ type Stats struct {
 }
 
 // Read returns the records of r that f selects, in file order, one per call: a started record
-// is left out when its call's completion record follows it (Fold), so the started records
-// that remain are calls that have not ended, or that awf died in. A last line without its
-// newline that does not decode is a torn write and is ignored; other lines that do not decode
-// are skipped and counted.
+// is left out when its call's completion record follows it, so the started records that
+// remain are calls that have not ended, or that awf died in. A last line without its newline
+// that does not decode is a torn write and is ignored; other lines that do not decode are
+// skipped and counted. It reads as ScanFile does, holding r in memory only when r cannot be read
+// at an offset (strings, bytes and section readers can).
 func Read(r io.Reader, f Filter) ([]ports.AuditRecord, Stats, error) {
+	ra, size, err := readerAt(r)
+	if err != nil {
+		return nil, Stats{}, fault.Wrap(fault.System, fmt.Errorf("read audit log: %w", err))
+	}
+	s, err := scan(ra, size, f, nil)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	recs := []ports.AuditRecord{}
+	err = s.Each(func(rec ports.AuditRecord) error {
+		recs = append(recs, rec)
+		return nil
+	})
+	return recs, s.Stats(), err
+}
+
+// readerAt returns r as a reader at offsets, and its size.
+func readerAt(r io.Reader) (io.ReaderAt, int64, error) {
+	if ra, ok := r.(interface {
+		io.ReaderAt
+		Size() int64
+	}); ok {
+		return ra, ra.Size(), nil
+	}
+	data, err := io.ReadAll(r)
+	return bytes.NewReader(data), int64(len(data)), err
+}
+
+// scanned is an audit log read once, ready to hand out its records (Each): what reading
+// without holding the log needs to know from a first reading, which started records stay.
+type scanned struct {
+	r     io.ReaderAt
+	f     Filter
+	end   int64          // the end of the last line the first reading took
+	keep  map[int64]bool // the started records that stay, by offset: calls not ended
+	stats Stats
+}
+
+// scan reads the first size bytes of r once, to know which started records a later completion
+// folds away, and returns what Each then hands out: the records Read would return, in order.
+// Neither reading holds more than the calls in flight (the head of a started record whose
+// completion has not come yet), so an audit log of any size is read in the memory of its
+// biggest line. heads, when not nil, is called with each record Each will hand out (the head
+// of a started one that stays, and those last), so that a caller can size a table, or refuse a
+// run prefix that several runs share, before it writes anything.
+func scan(r io.ReaderAt, size int64, f Filter, heads func(ports.AuditRecord)) (*scanned, error) {
+	s := &scanned{r: r, f: f, keep: map[int64]bool{}}
+	type open struct {
+		off  int64
+		head ports.AuditRecord
+	}
+	var calls folder[open]
+	end, err := eachRecord(io.NewSectionReader(r, 0, size), f, &s.stats, func(off int64, rec *ports.AuditRecord) error {
+		switch {
+		case !f.holds(*rec):
+		case rec.Outcome == ports.OutcomeStarted:
+			calls.start(*rec, open{off, head(*rec)})
+		default:
+			calls.end(*rec)
+			if f.matchResult(*rec) && heads != nil {
+				heads(*rec)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.end = end
+	for _, o := range calls.open() {
+		s.keep[o.off] = true
+		if f.matchResult(o.head) && heads != nil {
+			heads(o.head)
+		}
+	}
+	return s, nil
+}
+
+// Stats says what reading skipped.
+func (s *scanned) Stats() Stats { return s.stats }
+
+// Each calls fn with each record, in file order, stopping at fn's first error, which it
+// returns. Lines appended after scan are left out.
+func (s *scanned) Each(fn func(ports.AuditRecord) error) error {
+	var again Stats // what the first reading counted already
+	_, err := eachRecord(io.NewSectionReader(s.r, 0, s.end), s.f, &again, func(off int64, rec *ports.AuditRecord) error {
+		switch {
+		case !s.f.holds(*rec):
+		case rec.Outcome == ports.OutcomeStarted && !s.keep[off]:
+		case s.f.matchResult(*rec):
+			return fn(*rec)
+		}
+		return nil
+	})
+	return err
+}
+
+// eachRecord decodes each line of r that may be a record f selects by its run and tool
+// (needles), calling fn with the line's offset and stopping at fn's first error. Complete
+// lines that do not decode are counted in stats as skipped, a last line without its newline
+// that does not decode as torn. It returns the end of the last line decoded or skipped.
+func eachRecord(r io.Reader, f Filter, stats *Stats, fn func(off int64, rec *ports.AuditRecord) error) (int64, error) {
 	var (
-		recs  = []ports.AuditRecord{}
-		stats Stats
-		br    = bufio.NewReaderSize(r, 64<<10)
-		run   = runNeedle(f.RunID)
+		br       = bufio.NewReaderSize(r, 64<<10)
+		needles  = f.needles()
+		off, end int64
 	)
 	for {
 		line, err := br.ReadBytes('\n')
 		complete := err == nil
 		if err != nil && !errors.Is(err, io.EOF) {
-			return recs, stats, fault.Wrap(fault.System, fmt.Errorf("read audit log: %w", err))
+			return end, fault.Wrap(fault.System, fmt.Errorf("read audit log: %w", err))
 		}
+		at := off
+		off += int64(len(line))
 		trimmed := bytes.TrimSpace(line)
-		if run != nil && complete && len(trimmed) > 0 && !bytes.Contains(line, run) {
-			// Another run's record: not decoded (a run's page would otherwise decode the
-			// whole log), only told from a damaged line.
+		switch {
+		case len(trimmed) == 0:
+		case complete && !containsAll(line, needles):
+			// Another run's or tool's record: not decoded (a run's page would otherwise
+			// decode the whole log), only told from a damaged line.
 			if trimmed[0] != '{' || trimmed[len(trimmed)-1] != '}' {
 				stats.Skipped++
 			}
-			continue
-		}
-		if len(trimmed) > 0 {
+		default:
 			var rec ports.AuditRecord
 			switch derr := json.Unmarshal(line, &rec); {
 			case derr == nil:
-				if f.holds(rec) {
-					recs = append(recs, rec)
+				if err := fn(at, &rec); err != nil {
+					return off, err
 				}
 			case complete:
 				stats.Skipped++
 			default:
 				stats.Torn = true
+				return end, nil
 			}
 		}
+		end = off
 		if !complete {
-			return selectResult(Fold(recs), f), stats, nil
+			return end, nil
 		}
 	}
 }
 
-// runNeedle is what every line of a record of a run whose id starts with prefix holds: the
-// prefix itself, which JSON writes as is when it is made of letters, digits, '.', '_' and '-'
-// (as every run id awf makes is), whatever the spacing or order of the record's fields (a log
-// rewritten by another tool). Nil when no run is asked for, or the prefix has a character
-// JSON may escape: every line is then decoded.
-func runNeedle(prefix string) []byte {
-	if prefix == "" {
-		return nil
-	}
-	for _, c := range prefix {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return nil
+// head is record r without what a table of calls does not show: its arguments, meta,
+// command, changes, error and recovery, most of its bytes.
+func head(r ports.AuditRecord) ports.AuditRecord {
+	r.Arguments, r.Meta, r.Command, r.Changes, r.Error, r.Recovery = nil, "", nil, nil, "", nil
+	return r
+}
+
+// needles are what every line of a record f selects by its run and its tool holds: the run
+// id's prefix and the tool's name themselves, which JSON writes as they are when they are
+// made of letters, digits, '.', '_' and '-' (as every run id awf makes is, and tool names
+// mostly are), whatever the spacing or order of the record's fields (a log rewritten by
+// another tool). A value with a character JSON may escape gives no needle: its lines are all
+// decoded.
+func (f Filter) needles() [][]byte {
+	var out [][]byte
+	for _, v := range []string{f.RunID, f.Tool} {
+		if v != "" && !strings.ContainsFunc(v, escapable) {
+			out = append(out, []byte(v))
 		}
 	}
-	return []byte(prefix)
+	return out
+}
+
+// escapable reports whether JSON may write c other than as itself.
+func escapable(c rune) bool {
+	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+}
+
+func containsAll(line []byte, needles [][]byte) bool {
+	for _, n := range needles {
+		if !bytes.Contains(line, n) {
+			return false
+		}
+	}
+	return true
 }
 
 // Fold drops each started record that a completion record of the same call follows (same run,
 // step, call id, tool and depth; the oldest started record first when calls share an id).
 // Records keep their order.
 func Fold(recs []ports.AuditRecord) []ports.AuditRecord {
-	type callKey struct {
-		run, step, id, tool string
-		depth               int
-	}
-	pending := map[callKey][]int{}
+	var calls folder[int]
 	drop := make([]bool, len(recs))
 	for i, r := range recs {
-		k := callKey{r.RunID, r.Step, r.CallID, r.Tool, r.Depth}
 		if r.Outcome == ports.OutcomeStarted {
-			pending[k] = append(pending[k], i)
+			calls.start(r, i)
 			continue
 		}
-		if p := pending[k]; len(p) > 0 {
-			drop[p[0]] = true
-			pending[k] = p[1:]
+		if i, ok := calls.end(r); ok {
+			drop[i] = true
 		}
 	}
 	out := recs[:0]
@@ -176,30 +296,98 @@ func Fold(recs []ports.AuditRecord) []ports.AuditRecord {
 	return out
 }
 
-// selectResult keeps the records whose outcome and decision f selects.
-func selectResult(recs []ports.AuditRecord, f Filter) []ports.AuditRecord {
-	if f.Outcome == "" && f.Decision == "" {
-		return recs
+// folder pairs each call's started record with the completion record that follows it: the
+// call of a completion is the same run, step, call id, tool and depth, and of calls that
+// share all of these the oldest started one. It keeps a V for each started record until its
+// completion comes.
+type folder[V any] struct {
+	pending map[callKey][]V
+}
+
+type callKey struct {
+	run, step, id, tool string
+	depth               int
+}
+
+func keyOf(r ports.AuditRecord) callKey { return callKey{r.RunID, r.Step, r.CallID, r.Tool, r.Depth} }
+
+// start notes the started record r.
+func (c *folder[V]) start(r ports.AuditRecord, v V) {
+	if c.pending == nil {
+		c.pending = map[callKey][]V{}
 	}
-	out := recs[:0]
-	for _, r := range recs {
-		if f.matchResult(r) {
-			out = append(out, r)
-		}
+	k := keyOf(r)
+	c.pending[k] = append(c.pending[k], v)
+}
+
+// end settles the call of completion record r: it returns the V of its started record, if
+// one is pending.
+func (c *folder[V]) end(r ports.AuditRecord) (v V, ok bool) {
+	k := keyOf(r)
+	p := c.pending[k]
+	if len(p) == 0 {
+		return v, false
+	}
+	if len(p) == 1 {
+		delete(c.pending, k) // a log of many calls keeps no key of the calls that ended
+	} else {
+		c.pending[k] = p[1:]
+	}
+	return p[0], true
+}
+
+// open returns the V of every started record whose call has not ended.
+func (c *folder[V]) open() []V {
+	var out []V
+	for _, p := range c.pending {
+		out = append(out, p...)
 	}
 	return out
 }
 
 // ReadFile reads the audit log at path; a missing file has no records. Errors are
-// fault.System.
+// fault.System. It holds every record it returns: ScanFile does not.
 func ReadFile(path string, f Filter) ([]ports.AuditRecord, Stats, error) {
+	recs := []ports.AuditRecord{}
+	stats, err := ScanFile(path, f, nil, nil, func(rec ports.AuditRecord) error {
+		recs = append(recs, rec)
+		return nil
+	})
+	return recs, stats, err
+}
+
+// ScanFile reads the audit log at path as scan does, calling heads, then start once (when not
+// nil), then fn with each record; a missing file has no records. start is where a caller
+// acts on what heads told it (a run prefix several runs share, the widths of a table) before
+// the first record; its error, as fn's, stops the reading and is returned. Errors of reading
+// are fault.System.
+func ScanFile(path string, f Filter, heads func(ports.AuditRecord), start func() error, fn func(ports.AuditRecord) error) (Stats, error) {
 	file, err := regfile.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return []ports.AuditRecord{}, Stats{}, nil
+		return Stats{}, callStart(start)
 	}
 	if err != nil {
-		return nil, Stats{}, fault.Wrap(fault.System, fmt.Errorf("audit log: %w", err))
+		return Stats{}, fault.Wrap(fault.System, fmt.Errorf("audit log: %w", err))
 	}
 	defer file.Close()
-	return Read(file, f)
+	fi, err := file.Stat()
+	if err != nil {
+		return Stats{}, fault.Wrap(fault.System, fmt.Errorf("audit log: %w", err))
+	}
+	s, err := scan(file, fi.Size(), f, heads)
+	if err != nil {
+		return Stats{}, err
+	}
+	if err := callStart(start); err != nil {
+		return s.Stats(), err
+	}
+	err = s.Each(fn)
+	return s.Stats(), err
+}
+
+func callStart(start func() error) error {
+	if start == nil {
+		return nil
+	}
+	return start()
 }

@@ -41,17 +41,31 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
 		s.renderCode(w, r, http.StatusBadRequest, "audit", "Audit", v)
 		return
 	}
-	recs, stats, err := auditlog.ReadFile(s.cfg.AuditLog, filter)
+	// The newest records, kept as the log is read: a ring of the last AuditLimit.
+	var (
+		recs  = make([]ports.AuditRecord, 0, min(AuditLimit, 64))
+		total int
+	)
+	stats, err := auditlog.ScanFile(s.cfg.AuditLog, filter, nil, nil, func(rec ports.AuditRecord) error {
+		if len(recs) < AuditLimit {
+			recs = append(recs, rec)
+		} else {
+			recs[total%AuditLimit] = rec
+		}
+		total++
+		return nil
+	})
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	v.Stats = stats
-	slices.Reverse(recs)
-	if len(recs) > AuditLimit {
-		v.Hidden = len(recs) - AuditLimit
-		recs = recs[:AuditLimit]
+	if total > AuditLimit { // the oldest kept is where the next would go
+		first := total % AuditLimit
+		recs = slices.Concat(recs[first:], recs[:first])
+		v.Hidden = total - AuditLimit
 	}
+	slices.Reverse(recs)
 	for _, rec := range recs {
 		row := auditRow{AuditRecord: rec, Decision: auditcmd.Decision(rec), What: auditcmd.What(rec)}
 		if rec.RunID != "" {

@@ -402,3 +402,30 @@ func BenchmarkRunsList200Runs(b *testing.B) {
 		}
 	})
 }
+
+// TestAuditPageShowsTheNewest: the audit page shows the newest AuditLimit records, newest
+// first, and counts the older ones it leaves out, reading the log without holding it.
+func TestAuditPageShowsTheNewest(t *testing.T) {
+	f := newFixture(t)
+	var log strings.Builder
+	for i := range AuditLimit + 5 {
+		fmt.Fprintf(&log, `{"time":"2026-11-26T10:00:00Z","run_id":"r1","step":"s","call_id":"c%05d","tool":"shell","meta":"call %05d","outcome":"ok","duration_ms":1,"output_size":0}`+"\n", i, i)
+	}
+	if err := os.WriteFile(f.srv.cfg.AuditLog, []byte(log.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, body := f.get(t, "/audit")
+	if code != 200 {
+		t.Fatalf("GET /audit: %d\n%s", code, body)
+	}
+	if want := fmt.Sprintf("%d records, newest first (5 older ones not shown", AuditLimit); !strings.Contains(body, want) {
+		t.Errorf("page does not say %q", want)
+	}
+	newest, oldest := fmt.Sprintf("call %05d", AuditLimit+4), "call 00005"
+	if i, j := strings.Index(body, newest), strings.Index(body, oldest); i < 0 || j < 0 || i > j {
+		t.Errorf("want %q first and %q last: at %d and %d", newest, oldest, i, j)
+	}
+	if strings.Contains(body, "call 00004") {
+		t.Errorf("page shows a record older than the newest %d", AuditLimit)
+	}
+}

@@ -3,6 +3,7 @@
 package audit
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -67,7 +68,9 @@ func NewCmdAudit(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 the outcome and the duration. Arguments are shown with secrets masked, as they were written.
 A call is logged as started before it runs, and that record is shown only while no result
 follows it: outcome "started" is a call still running, or one awf was killed in.
-With --output json, each record is printed as one JSON object per line (JSON Lines).`,
+With --output json, each record is printed as one JSON object per line (JSON Lines).
+The log is read twice and never held: a log of any size is shown in a few MB, as it is read.
+Records appended while it is read are left to the next awf audit.`,
 		Example: `  awf audit --run 3f2a... --decision deny
   awf audit --tool shell --since 2h --output json`,
 		Args: cmdutil.MaxArgs(0),
@@ -143,11 +146,34 @@ func runAudit(_ context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	recs, stats, err := auditlog.ReadFile(path, filter)
-	if err != nil {
-		return err
+	out := newRecordWriter(opts.IO.Out, opts.Output.JSON())
+	var (
+		runs  []string // the runs --run selected, to refuse a prefix several runs share
+		seen  = map[string]bool{}
+		found bool
+	)
+	heads := func(r ports.AuditRecord) {
+		found = true
+		out.size(r)
+		if opts.RunID != "" && !seen[r.RunID] {
+			seen[r.RunID] = true
+			runs = append(runs, r.RunID)
+		}
 	}
-	if err := oneRun(opts.RunID, recs); err != nil {
+	start := func() error {
+		if len(runs) > 1 {
+			return cmdutil.AmbiguousRun(opts.RunID, runs)
+		}
+		if found {
+			return out.start()
+		}
+		return nil
+	}
+	stats, err := auditlog.ScanFile(path, filter, heads, start, out.record)
+	if err == nil {
+		err = out.flush()
+	}
+	if err != nil {
 		return err
 	}
 	if stats.Skipped > 0 {
@@ -156,56 +182,108 @@ func runAudit(_ context.Context, opts *Options) error {
 	if stats.Torn {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: %s: the last line is incomplete (a write was cut short) and was ignored\n", path)
 	}
-	if opts.Output.JSON() {
-		return WriteJSONLines(opts.IO.Out, recs)
-	}
-	if len(recs) == 0 {
+	if !found && !opts.Output.JSON() {
 		fmt.Fprintf(opts.IO.ErrOut, "no matching records in %s\n", path)
-		return nil
-	}
-	return WriteTable(opts.IO.Out, recs)
-}
-
-// oneRun checks that the records --run prefix selected are of one run: a prefix that several
-// runs share is a usage error listing them.
-func oneRun(prefix string, recs []ports.AuditRecord) error {
-	if prefix == "" {
-		return nil
-	}
-	var ids []string
-	for _, r := range recs {
-		if !slices.Contains(ids, r.RunID) {
-			ids = append(ids, r.RunID)
-		}
-	}
-	if len(ids) < 2 {
-		return nil
-	}
-	return cmdutil.AmbiguousRun(prefix, ids)
-}
-
-// WriteJSONLines writes each record as one compact JSON object per line.
-func WriteJSONLines(w io.Writer, recs []ports.AuditRecord) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("write record: %w", err)
-		}
 	}
 	return nil
 }
 
+// recordWriter writes records as they are read: one compact JSON object per line, or an
+// aligned table for people whose column widths were measured before the first row (size),
+// so that neither holds the log.
+type recordWriter struct {
+	w     *bufio.Writer
+	json  *json.Encoder
+	width [len(tableHeader) - 1]int // the widths of the table's columns but the last
+	err   error
+}
+
+// tableHeader names the table's columns; the last, WHAT, is not padded.
+var tableHeader = [...]string{"TIME", "RUN", "STEP", "TOOL", "DECISION", "OUTCOME", "DURATION", "WHAT"}
+
+// tablePadding is the spaces at least between two columns.
+const tablePadding = 2
+
+func newRecordWriter(w io.Writer, asJSON bool) *recordWriter {
+	out := &recordWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	if asJSON {
+		out.json = json.NewEncoder(out.w)
+		out.json.SetEscapeHTML(false)
+		return out
+	}
+	out.widen(tableHeader[:len(tableHeader)-1])
+	return out
+}
+
+// size makes room in the table's columns for record r, whose head is enough.
+func (o *recordWriter) size(r ports.AuditRecord) {
+	if o.json == nil {
+		o.widen(sizedCells(r))
+	}
+}
+
+func (o *recordWriter) widen(cells []string) {
+	for i, c := range cells {
+		o.width[i] = max(o.width[i], utf8.RuneCountInString(c))
+	}
+}
+
+// start writes the table's header.
+func (o *recordWriter) start() error {
+	if o.json == nil {
+		o.row(tableHeader[:len(tableHeader)-1], tableHeader[len(tableHeader)-1])
+	}
+	return o.err
+}
+
+// record writes r.
+func (o *recordWriter) record(r ports.AuditRecord) error {
+	if o.json != nil {
+		if err := o.json.Encode(r); err != nil {
+			return fmt.Errorf("write record: %w", err)
+		}
+		return nil
+	}
+	o.row(sizedCells(r), cell(What(r), 72))
+	return o.err
+}
+
+func (o *recordWriter) row(cells []string, last string) {
+	for i, c := range cells {
+		o.w.WriteString(c)
+		o.w.WriteString(strings.Repeat(" ", o.width[i]-utf8.RuneCountInString(c)+tablePadding))
+	}
+	o.w.WriteString(last)
+	if err := o.w.WriteByte('\n'); err != nil && o.err == nil {
+		o.err = fmt.Errorf("write record: %w", err)
+	}
+}
+
+func (o *recordWriter) flush() error {
+	if err := o.w.Flush(); err != nil {
+		return fmt.Errorf("write records: %w", err)
+	}
+	return o.err
+}
+
+// sizedCells are the cells of record r's row but the last (WHAT), in local time: what a
+// record's head holds.
+func sizedCells(r ports.AuditRecord) []string {
+	return []string{r.Time.Local().Format("2006-01-02 15:04:05"), render.Line(short(r.RunID, 8)), cell(r.Step, 24), cell(r.Tool, 24),
+		render.Line(Decision(r)), render.Line(r.Outcome), (time.Duration(r.DurationMs) * time.Millisecond).String()}
+}
+
 // WriteTable writes records as an aligned table for people, in local time.
 func WriteTable(w io.Writer, recs []ports.AuditRecord) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tRUN\tSTEP\tTOOL\tDECISION\tOUTCOME\tDURATION\tWHAT")
+	out := newRecordWriter(w, false)
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
-			r.Time.Local().Format("2006-01-02 15:04:05"), render.Line(short(r.RunID, 8)), cell(r.Step, 24), cell(r.Tool, 24),
-			render.Line(Decision(r)), render.Line(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond, cell(What(r), 72))
+		out.size(r)
 	}
-	return tw.Flush()
+	out.start()
+	for _, r := range recs {
+		out.record(r)
+	}
+	return out.flush()
 }
 
 // Decision says who decided a call of record r: "allow (auto)", "deny (policy)".

@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"text/tabwriter"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/awf-dev/awf/cmd/awf/internal/cmdutil"
 	"github.com/awf-dev/awf/cmd/awf/internal/iostreams"
+	"github.com/awf-dev/awf/cmd/awf/internal/render"
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/infrastructure/audit"
@@ -188,5 +191,74 @@ func TestEmptyLog(t *testing.T) {
 	}
 	if errOut := ios.errOut.String(); !strings.Contains(errOut, "no matching records") {
 		t.Errorf("stderr = %q", errOut)
+	}
+}
+
+// tabwriterTable is how the table was written when it held every record: text/tabwriter,
+// the oracle of the streamed table's alignment.
+func tabwriterTable(recs []ports.AuditRecord) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tRUN\tSTEP\tTOOL\tDECISION\tOUTCOME\tDURATION\tWHAT")
+	for _, r := range recs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05"),
+			render.Line(short(r.RunID, 8)), cell(r.Step, 24), cell(r.Tool, 24), render.Line(Decision(r)),
+			render.Line(r.Outcome), time.Duration(r.DurationMs)*time.Millisecond, cell(What(r), 72))
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// TestTableAlignsAsTabwriter: the table, written a row at a time with widths measured
+// beforehand, is what text/tabwriter wrote holding every row: wide and narrow cells,
+// characters of several bytes, a cut cell, an escaped control character.
+func TestTableAlignsAsTabwriter(t *testing.T) {
+	recs := []ports.AuditRecord{
+		{Time: now, RunID: "0123456789abcdef", Step: "build", CallID: "1", Tool: "shell", Meta: "make", Outcome: "ok", DurationMs: 1},
+		{Time: now, RunID: "r", Step: "étape-très-longue-à-couper-ici-et-là", CallID: "2", Tool: "読む", Outcome: "denied",
+			Approval: &ports.AuditApproval{Decision: "deny", By: "a_long_rule_name"}, Arguments: map[string]any{"p": "x\ty"}},
+		{Time: now, Step: "s\x1b[2J", Tool: "mcp__server__tool_with_a_long_name", Outcome: "timeout", DurationMs: 3_600_000},
+	}
+	var got strings.Builder
+	if err := WriteTable(&got, recs); err != nil {
+		t.Fatal(err)
+	}
+	if want := tabwriterTable(recs); got.String() != want {
+		t.Errorf("table:\n%s\nwant (tabwriter):\n%s", got.String(), want)
+	}
+}
+
+// TestTableIsSizedByTheRowsShown: `awf audit` streams its table with columns as wide as the
+// rows it shows: a started record that its call's completion folds away does not widen them,
+// one that stays does.
+func TestTableIsSizedByTheRowsShown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := audit.Open(path, audit.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id, by, outcome string) ports.AuditRecord {
+		return ports.AuditRecord{Time: now, RunID: "run-a", Step: "s", CallID: id, Tool: "shell", Meta: "call " + id,
+			Approval: &ports.AuditApproval{Decision: "allow", By: by}, Outcome: outcome}
+	}
+	for _, r := range []ports.AuditRecord{
+		call("1", "someone_with_a_very_long_name", ports.OutcomeStarted), call("1", "rule", ports.OutcomeOK),
+		call("2", "user", ports.OutcomeStarted),
+	} {
+		if err := log.Record(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log.Close()
+	recs, _, err := audit.ReadFile(path, audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, ios := options(path)
+	if err := runAudit(t.Context(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := tabwriterTable(recs); ios.out.String() != want {
+		t.Errorf("awf audit:\n%s\nwant:\n%s", ios.out.String(), want)
 	}
 }
