@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 
 	"github.com/goccy/go-yaml"
 
@@ -22,8 +23,9 @@ import (
 	"github.com/awf-dev/awf/internal/infrastructure/yamlnode"
 )
 
-// Version is the cassette format this package writes and reads.
-const Version = 1
+// Version is the cassette format this package writes. It reads version 1 too, whose requests
+// hold their whole conversation (Request.Prior is version 2's).
+const Version = 2
 
 // Cassette is a recorded sequence of model turns: for each agent step, in order, the request
 // awf sent and the reply it got.
@@ -47,8 +49,15 @@ type Interaction struct {
 // Request is what awf asked: the model, the system prompt, the conversation and the names of
 // the tools offered.
 type Request struct {
-	Model    string          `yaml:"model,omitempty" json:"model,omitempty"`
-	System   string          `yaml:"system,omitempty" json:"system,omitempty"`
+	Model  string `yaml:"model,omitempty" json:"model,omitempty"`
+	System string `yaml:"system,omitempty" json:"system,omitempty"`
+	// Prior is, in a cassette file, how many messages of the step's previous request open this
+	// request's conversation, which Messages then goes on with: a conversation grows turn by
+	// turn, and a cassette of n turns that held each request whole held each message about
+	// n/2 times (a file, and a recording cost per turn, growing with the square of the
+	// turns). In memory it is 0 and Messages the whole conversation: Load puts it back,
+	// Encode takes the prior messages out.
+	Prior    int             `yaml:"prior,omitempty" json:"prior,omitempty"`
 	Messages []state.Message `yaml:"messages" json:"messages"`
 	Tools    []string        `yaml:"tools,omitempty" json:"tools,omitempty"`
 }
@@ -82,29 +91,87 @@ func Load(path string) (*Cassette, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fault.New(fault.Usage, "replay: cassette %s: %s", path, yaml.FormatError(err, false, false))
 	}
-	if c.Version != Version {
-		return nil, fault.New(fault.Usage, "replay: cassette %s has version %d; this awf reads version %d", path, c.Version, Version)
+	if c.Version != 1 && c.Version != Version {
+		return nil, fault.New(fault.Usage, "replay: cassette %s has version %d; this awf reads versions 1 to %d", path, c.Version, Version)
 	}
 	for i, in := range c.Interactions {
 		if in.Step == "" {
 			return nil, fault.New(fault.Usage, "replay: cassette %s: interaction %d names no step", path, i+1)
 		}
 	}
+	if err := c.expand(); err != nil {
+		return nil, fault.New(fault.Usage, "replay: cassette %s: %w", path, err)
+	}
 	return &c, nil
 }
 
-// Encode returns the cassette as YAML, multi-line text as literal blocks for people to read.
-// When go-yaml would not read that back exactly (it mishandles a few strings), the cassette is
-// written as indented JSON instead, which is YAML too.
+// conversations are the whole conversation of each step's last request, by workflow and
+// step: what the next request of the step is written after.
+type conversations map[[2]string][]state.Message
+
+// compact returns in as a cassette file holds it: its request's messages after those it
+// shares with the step's previous request (Prior).
+func (last *conversations) compact(in Interaction) Interaction {
+	if *last == nil {
+		*last = conversations{}
+	}
+	k := [2]string{in.Workflow, in.Step}
+	whole := in.Request.Messages
+	prev := (*last)[k]
+	n := 0
+	for n < len(prev) && n < len(whole) && reflect.DeepEqual(normalMessage(prev[n]), normalMessage(whole[n])) {
+		n++
+	}
+	(*last)[k] = whole
+	in.Request.Prior, in.Request.Messages = n, whole[n:]
+	return in
+}
+
+// expand gives each request its whole conversation: the Prior first messages of the previous
+// request of the same workflow and step, then its own.
+func (c *Cassette) expand() error {
+	last := map[[2]string][]state.Message{}
+	for i := range c.Interactions {
+		in := &c.Interactions[i]
+		k := [2]string{in.Workflow, in.Step}
+		prev, prior := last[k], in.Request.Prior
+		switch {
+		case prior < 0 || prior > 0 && c.Version < 2:
+			return fmt.Errorf("interaction %d: prior %d: want none in version 1, else at least 0", i+1, prior)
+		case prior > len(prev):
+			return fmt.Errorf("interaction %d: prior %d: the previous request of step %q has %d messages", i+1, prior, in.Step, len(prev))
+		case prior == len(prev) && prior > 0:
+			// The conversation goes on: it grows the previous one's slice, which no other
+			// request grows (the next of the step extends this one), so that n turns take
+			// the memory of their messages, not n/2 copies of them.
+			in.Request.Messages = append(prev, in.Request.Messages...)
+		case prior > 0:
+			in.Request.Messages = slices.Concat(prev[:prior], in.Request.Messages)
+		}
+		in.Request.Prior = 0
+		last[k] = in.Request.Messages
+	}
+	return nil
+}
+
+// Encode returns the cassette as YAML of this version (each request by what it adds to the
+// step's previous one), multi-line text as literal blocks for people to read. When go-yaml
+// would not read that back exactly (it mishandles a few strings), the cassette is written as
+// indented JSON instead, which is YAML too.
 func Encode(c *Cassette) ([]byte, error) {
-	data, err := yaml.MarshalWithOptions(c, yamlOptions...)
+	out := &Cassette{Version: Version, Note: c.Note, Interactions: make([]Interaction, len(c.Interactions))}
+	var last conversations
+	for i, in := range c.Interactions {
+		out.Interactions[i] = last.compact(in)
+	}
+	data, err := yaml.MarshalWithOptions(out, yamlOptions...)
 	if err == nil {
 		var back Cassette
-		if yaml.Unmarshal(data, &back) == nil && reflect.DeepEqual(normal(c), normal(&back)) {
+		if yaml.Unmarshal(data, &back) == nil && reflect.DeepEqual(normal(out), normal(&back)) {
 			return data, nil
 		}
 	}
-	data, err = json.MarshalIndent(c, "", "  ")
+	data, err = json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode cassette: %w", err)
 	}
@@ -122,6 +189,7 @@ var yamlOptions = []yaml.EncodeOption{yaml.UseLiteralStyleIfMultiline(true), yam
 type encoder struct {
 	items []byte // the interactions encoded so far, as lines of the sequence under "interactions:"
 	n     int    // how many
+	last  conversations
 	// whole is set once an interaction does not come back from YAML as itself: the cassette
 	// is then encoded whole every time, by Encode (which turns to JSON).
 	whole bool
@@ -130,7 +198,7 @@ type encoder struct {
 // encode returns the encoding of c, whose first e.n interactions are those encoded before.
 func (e *encoder) encode(c *Cassette) ([]byte, error) {
 	for !e.whole && e.n < len(c.Interactions) {
-		item, ok := encodeItem(c.Interactions[e.n])
+		item, ok := encodeItem(e.last.compact(c.Interactions[e.n]))
 		if !ok {
 			e.whole = true
 			break
@@ -141,7 +209,7 @@ func (e *encoder) encode(c *Cassette) ([]byte, error) {
 	if e.whole {
 		return Encode(c)
 	}
-	head, err := yaml.MarshalWithOptions(&Cassette{Version: c.Version, Note: c.Note}, yamlOptions...)
+	head, err := yaml.MarshalWithOptions(&Cassette{Version: Version, Note: c.Note}, yamlOptions...)
 	const empty = "interactions: []\n"
 	if err != nil || !bytes.HasSuffix(head, []byte(empty)) || e.n == 0 {
 		return Encode(c)
@@ -176,13 +244,7 @@ func normal(c *Cassette) *Cassette {
 		}
 		msgs := make([]state.Message, len(in.Request.Messages))
 		for j, m := range in.Request.Messages {
-			if len(m.ToolCalls) == 0 {
-				m.ToolCalls = nil
-			}
-			if len(m.Thinking) == 0 {
-				m.Thinking = nil
-			}
-			msgs[j] = m
+			msgs[j] = normalMessage(m)
 		}
 		if len(msgs) > 0 {
 			in.Request.Messages = msgs
@@ -202,6 +264,17 @@ func normal(c *Cassette) *Cassette {
 		out.Interactions = nil
 	}
 	return &out
+}
+
+// normalMessage makes m's empty and nil slices alike, as YAML does.
+func normalMessage(m state.Message) state.Message {
+	if len(m.ToolCalls) == 0 {
+		m.ToolCalls = nil
+	}
+	if len(m.Thinking) == 0 {
+		m.Thinking = nil
+	}
+	return m
 }
 
 // write replaces the file at path atomically: a temporary file in the same directory,

@@ -2,12 +2,16 @@ package replay_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/awf-dev/awf/internal/bom/bomtest"
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -226,8 +230,19 @@ func TestLoadErrors(t *testing.T) {
 	tests := []struct{ name, content, want string }{
 		{"missing", "", "does not exist"},
 		{"unknown key", "version: 1\ninteractions:\n  - step: a\n    reqest: {}\n", "reqest"},
-		{"version", "version: 2\ninteractions: []\n", "version 2"},
+		{"version", "version: 3\ninteractions: []\n", "version 3"},
 		{"no step", "version: 1\ninteractions:\n  - request: {messages: []}\n", "interaction 1 names no step"},
+		{"prior in version 1", "version: 1\ninteractions:\n  - {step: a, request: {messages: [{role: user}]}}\n  - {step: a, request: {prior: 1, messages: []}}\n",
+			"interaction 2: prior 1: want none in version 1"},
+		{"prior of nothing", "version: 2\ninteractions:\n  - {step: a, request: {prior: 1, messages: []}}\n",
+			`interaction 1: prior 1: the previous request of step "a" has 0 messages`},
+		{"prior beyond", "version: 2\ninteractions:\n  - {step: a, request: {messages: [{role: user}]}}\n  - {step: a, request: {prior: 2, messages: []}}\n",
+			`interaction 2: prior 2: the previous request of step "a" has 1 messages`},
+		{"prior of another step", "version: 2\ninteractions:\n  - {step: a, request: {messages: [{role: user}]}}\n  - {step: b, request: {prior: 1, messages: []}}\n",
+			`interaction 2: prior 1: the previous request of step "b" has 0 messages`},
+		{"prior of another workflow", "version: 2\ninteractions:\n  - {workflow: w, step: a, request: {messages: [{role: user}]}}\n  - {step: a, request: {prior: 1, messages: []}}\n",
+			`interaction 2: prior 1: the previous request of step "a" has 0 messages`},
+		{"negative prior", "version: 2\ninteractions:\n  - {step: a, request: {prior: -1, messages: []}}\n", "interaction 1: prior -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -337,5 +352,112 @@ func TestRecorderEncodesTurnByTurn(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); !strings.HasPrefix(string(data), "{") {
 		t.Errorf("after an odd turn the cassette is not JSON:\n%.200s", data)
+	}
+}
+
+// TestCassetteHoldsEachMessageOnce: a step's requests are written by what each adds to the
+// previous one, so a cassette grows with the conversation, not with its square, and loads as
+// the whole requests that were sent: conversations that grow, one a context strategy cut
+// short, steps interleaved, and one step of two workflows.
+func TestCassetteHoldsEachMessageOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	rec := replay.NewRecorder(path)
+	type sent struct {
+		workflow, step string
+		msgs           []state.Message
+	}
+	var all []sent
+	ask := func(workflow, step string, msgs []state.Message) {
+		t.Helper()
+		p := rec.Wrap(workflow, step, portstest.NewScriptedProvider(portstest.Text("ok")))
+		if _, err := p.Chat(t.Context(), ports.ChatRequest{Model: "m", Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, sent{workflow, step, slices.Clone(msgs)})
+	}
+	const turns = 100
+	page := strings.Repeat("a line of a tool's output\n", 40) // about 1 KB
+	var a, b []state.Message
+	for i := range turns {
+		a = append(a, state.Message{Role: "assistant", ToolCalls: []state.CallRef{{ID: fmt.Sprint(i), Name: "t", Arguments: "{}"}}},
+			state.Message{Role: "tool", ToolCallID: fmt.Sprint(i), Content: fmt.Sprintf("%d\n%s", i, page)})
+		ask("wf", "a", a)
+		if i%10 == 0 {
+			b = append(b, state.Message{Role: "user", Content: fmt.Sprint("b", i)})
+			ask("other", "a", b)
+		}
+		if i == 50 { // the context strategy keeps the first message and the last two
+			a = append(a[:1:1], a[len(a)-2:]...)
+			ask("wf", "a", a)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := 3 * turns * len(page); len(data) > limit {
+		t.Errorf("the cassette of %d turns of 1 KB takes %d KB; want at most %d KB", turns, len(data)>>10, limit>>10)
+	}
+	c, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Interactions) != len(all) {
+		t.Fatalf("%d interactions, want %d", len(c.Interactions), len(all))
+	}
+	for i, in := range c.Interactions {
+		want := all[i]
+		if in.Workflow != want.workflow || in.Step != want.step || in.Request.Prior != 0 {
+			t.Fatalf("interaction %d is %s/%s prior %d, want %s/%s prior 0", i+1, in.Workflow, in.Step, in.Request.Prior, want.workflow, want.step)
+		}
+		if d := cmp.Diff(want.msgs, in.Request.Messages, cmpopts.EquateEmpty()); d != "" {
+			t.Fatalf("interaction %d: messages (-sent +loaded):\n%s", i+1, d)
+		}
+	}
+	if again, err := replay.Encode(c); err != nil || string(again) != string(data) {
+		t.Errorf("Encode(Load(file)) is not the file: %v", err)
+	}
+}
+
+// TestLoadReadsVersion1: a cassette of version 1, whose requests hold their whole
+// conversation, loads as the same interactions as version 2 writes them.
+func TestLoadReadsVersion1(t *testing.T) {
+	c := &replay.Cassette{Version: 1}
+	for i, req := range conversation() {
+		c.Interactions = append(c.Interactions, replay.Interaction{Workflow: "wf", Step: "s",
+			Request: replay.Request{Model: req.Model, System: req.System, Messages: req.Messages}, Response: replay.Response{Content: fmt.Sprint(i)}})
+	}
+	v1, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "v1.yaml")
+	if err := os.WriteFile(path, v1, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got1, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := replay.Encode(got1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(v2), "version: 2\n") || !strings.Contains(string(v2), "prior: 1") {
+		t.Errorf("version 1 encoded again is not version 2 with prior messages:\n%s", v2)
+	}
+	if err := os.WriteFile(path, v2, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got2, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(c.Interactions, got1.Interactions, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("version 1 loaded (-written +loaded):\n%s", d)
+	}
+	if d := cmp.Diff(got1.Interactions, got2.Interactions, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("version 2 loads otherwise than version 1 (-v1 +v2):\n%s", d)
 	}
 }
