@@ -128,8 +128,17 @@ func (last *conversations) compact(in Interaction) Interaction {
 }
 
 // expand gives each request its whole conversation: the Prior first messages of the previous
-// request of the same workflow and step, then its own.
+// request of the same workflow and step, then its own. A conversation that grew extends the
+// previous one's slice; one cut short (a context strategy, a new attempt) is copied, within
+// a budget: four times the messages the file holds, and 65,536 more. Without it, a small file
+// of requests each cutting a long conversation by one message would take memory growing with
+// the square of its size.
 func (c *Cassette) expand() error {
+	written := 0
+	for _, in := range c.Interactions {
+		written += len(in.Request.Messages)
+	}
+	budget, copied := 4*written+1<<16, 0
 	last := map[[2]string][]state.Message{}
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
@@ -142,10 +151,13 @@ func (c *Cassette) expand() error {
 			return fmt.Errorf("interaction %d: prior %d: the previous request of step %q has %d messages", i+1, prior, in.Step, len(prev))
 		case prior == len(prev) && prior > 0:
 			// The conversation goes on: it grows the previous one's slice, which no other
-			// request grows (the next of the step extends this one), so that n turns take
-			// the memory of their messages, not n/2 copies of them.
+			// request grows (the next of the step extends this one).
 			in.Request.Messages = append(prev, in.Request.Messages...)
 		case prior > 0:
+			if copied += prior; copied > budget {
+				return fmt.Errorf("interaction %d: putting back the conversations would copy more than %d messages "+
+					"(4 times the %d the file holds, and 65,536): a cassette awf recorded never does", i+1, budget, written)
+			}
 			in.Request.Messages = slices.Concat(prev[:prior], in.Request.Messages)
 		}
 		in.Request.Prior = 0

@@ -27,6 +27,15 @@ type Player struct {
 
 	mu   sync.Mutex
 	next map[string]int // step key -> how many of its interactions were played
+	// turns are the interactions of each workflow's step, found once: a turn does not look
+	// through the whole cassette.
+	turns map[[2]string]stepTurns
+}
+
+// stepTurns are the indexes of the interactions a step plays, and the key of its cursor.
+type stepTurns struct {
+	idxs []int
+	key  string
 }
 
 // Open loads the cassette at path for playing.
@@ -40,7 +49,7 @@ func Open(path string) (*Player, error) {
 
 // NewPlayer plays c; path names the cassette in messages.
 func NewPlayer(path string, c *Cassette) *Player {
-	return &Player{path: path, c: c, next: map[string]int{}}
+	return &Player{path: path, c: c, next: map[string]int{}, turns: map[[2]string]stepTurns{}}
 }
 
 // Step returns the provider of one agent step of a workflow.
@@ -75,8 +84,18 @@ func key(workflow, step string) string {
 }
 
 // interactions returns the indexes of the interactions recorded for a step, and the key of
-// its cursor: those of the workflow's step, else those recorded without a workflow.
+// its cursor: those of the workflow's step, else those recorded without a workflow. p.mu is
+// held.
 func (p *Player) interactions(workflow, step string) ([]int, string) {
+	if t, ok := p.turns[[2]string{workflow, step}]; ok {
+		return t.idxs, t.key
+	}
+	idxs, k := p.find(workflow, step)
+	p.turns[[2]string{workflow, step}] = stepTurns{idxs, k}
+	return idxs, k
+}
+
+func (p *Player) find(workflow, step string) ([]int, string) {
 	var exact, any []int
 	for i, in := range p.c.Interactions {
 		switch {

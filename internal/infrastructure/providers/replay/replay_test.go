@@ -461,3 +461,45 @@ func TestLoadReadsVersion1(t *testing.T) {
 		t.Errorf("version 2 loads otherwise than version 1 (-v1 +v2):\n%s", d)
 	}
 }
+
+// TestLoadRefusesAConversationBomb: a cassette of 100 KB whose requests each cut a
+// 2,000-message conversation by one message would put back 4 million messages, half a GB; it
+// is refused, and a conversation cut short as a context strategy cuts it still loads.
+func TestLoadRefusesAConversationBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 2\ninteractions:\n  - step: a\n    request:\n      messages:\n")
+	for range 2_000 {
+		b.WriteString("        - {role: user}\n")
+	}
+	for range 2_000 {
+		b.WriteString("  - {step: a, request: {prior: 1999, messages: [{role: tool}]}}\n")
+	}
+	path := filepath.Join(t.TempDir(), "bomb.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := replay.Load(path)
+	if err == nil || fault.KindOf(err) != fault.Usage || !strings.Contains(err.Error(), "would copy more than") {
+		t.Fatalf("Load(bomb) = %v, want a usage error about the copies", err)
+	}
+
+	b.Reset()
+	b.WriteString("version: 2\ninteractions:\n")
+	for i := range 200 { // each turn keeps the first message and the last, and adds one
+		if i == 0 {
+			b.WriteString("  - {step: a, request: {messages: [{role: user, content: task}, {role: user, content: m0}]}}\n")
+			continue
+		}
+		fmt.Fprintf(&b, "  - {step: a, request: {prior: 1, messages: [{role: user, content: m%d}, {role: user, content: m%d}]}}\n", i-1, i)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := replay.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Interactions[199].Request.Messages; len(got) != 3 || got[0].Content != "task" || got[2].Content != "m199" {
+		t.Errorf("a sliding window loads as %+v", got)
+	}
+}
