@@ -132,9 +132,9 @@ type scanned struct {
 // folds away, and returns what Each then hands out: the records Read would return, in order.
 // Neither reading holds more than the calls in flight (the head of a started record whose
 // completion has not come yet), so an audit log of any size is read in the memory of its
-// biggest line. heads, when not nil, is called with each record Each will hand out (the head
-// of a started one that stays, and those last), so that a caller can size a table, or refuse a
-// run prefix that several runs share, before it writes anything.
+// biggest line. heads, when not nil, is called with each record Each will hand out, the
+// started ones last and as their heads, so that a caller can size a table, or refuse a run
+// prefix that several runs share, before it writes anything.
 func scan(r io.ReaderAt, size int64, f Filter, heads func(ports.AuditRecord)) (*scanned, error) {
 	s := &scanned{r: r, f: f, keep: map[int64]bool{}}
 	type open struct {
