@@ -676,3 +676,62 @@ func workerOfHelper(workers []*worker, what string) *worker {
 	}
 	return nil
 }
+
+// TestTemporalCallsCarryTheFilesOnce: the run's files (its workflow and sub-workflows) reach
+// the history once, in the call the worker asked them for, not with every tool call: before,
+// each of a run's n tool calls and model turns carried them, n times the workflow's size.
+// Read from the history the dev server kept, with the temporal CLI.
+func TestTemporalCallsCarryTheFilesOnce(t *testing.T) {
+	addr := startTemporal(t)
+	e := newEnv(t)
+	var wf strings.Builder
+	wf.WriteString("name: many\n# " + strings.Repeat("padding of the workflow file ", 100) + "\nsteps:\n")
+	const calls = 8
+	for i := range calls {
+		fmt.Fprintf(&wf, "  - {name: r%d, type: tool, tool: read_file, args: {path: many.yaml}}\n", i)
+	}
+	e.write("many.yaml", wf.String())
+	e.startWorker(addr)
+	run := e.runJSON(0, "run", "many.yaml", "--engine", "temporal", "--temporal", addr)
+	out, err := exec.Command(temporalCLI(t), "workflow", "show", "--address", addr, "-w", run.RunID, "--output", "json").Output()
+	if err != nil {
+		t.Fatalf("temporal workflow show: %v", err)
+	}
+	var history struct {
+		Events []struct {
+			Scheduled *struct {
+				ActivityType struct{ Name string }
+				Input        struct{ Payloads []struct{ Data []byte } }
+			} `json:"activityTaskScheduledEventAttributes"`
+		}
+	}
+	if err := json.Unmarshal(out, &history); err != nil {
+		t.Fatalf("history: %v", err)
+	}
+	tools, withFiles := 0, 0
+	for _, ev := range history.Events {
+		if ev.Scheduled == nil || ev.Scheduled.ActivityType.Name != "awf.tool" {
+			continue
+		}
+		tools++
+		var in struct {
+			Run struct {
+				FilesDigest string
+				Files       map[string][]byte
+			}
+		}
+		if err := json.Unmarshal(ev.Scheduled.Input.Payloads[0].Data, &in); err != nil {
+			t.Fatalf("tool call input: %v", err)
+		}
+		if in.Run.FilesDigest == "" {
+			t.Errorf("a tool call names the run's files by no digest")
+		}
+		if in.Run.Files != nil {
+			withFiles++
+		}
+	}
+	if tools != calls+1 || withFiles != 1 {
+		t.Errorf("%d tool activities, %d of them with the run's files; want %d (a call again, with them, when the worker asked) and 1",
+			tools, withFiles, calls+1)
+	}
+}

@@ -317,10 +317,14 @@ func heartbeat(ctx context.Context, details func() any) func() {
 }
 
 // run returns the run's tools, built on first use from its definition as a local run builds
-// them.
+// them. A call of a run not built here that does not carry the run's files gets errNeedFiles.
 func (a *Activities) run(ref RunRef) *runTools {
 	a.mu.Lock()
 	rt, ok := a.runs[ref.ID]
+	if !ok && ref.Files == nil && ref.FilesDigest != "" {
+		a.mu.Unlock()
+		return &runTools{err: errNeedFiles}
+	}
 	if !ok {
 		rt = &runTools{}
 		a.runs[ref.ID] = rt
@@ -336,6 +340,9 @@ func (a *Activities) run(ref RunRef) *runTools {
 }
 
 func (a *Activities) buildRun(rt *runTools, ref RunRef) error {
+	if ref.FilesDigest != "" && digestFiles(ref.Files) != ref.FilesDigest {
+		return fault.New(fault.System, "run %s: its files do not match their digest %s", ref.ID, ref.FilesDigest)
+	}
 	res, err := compile.File(filesLoader(ref.Files), a.F.Templater(), ref.File)
 	if err != nil {
 		return err

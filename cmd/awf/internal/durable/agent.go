@@ -166,9 +166,8 @@ func (p agentPort) oneActivity(ctx context.Context, sc runner.StepContext) (runn
 			in.Others[a.ContinueFrom] = s
 		}
 	}
-	var out AgentOutput
-	wctx := p.x.activity(ctx, 0)
-	if err := workflow.ExecuteActivity(wctx, ActivityAgent, in).Get(wctx, &out); err != nil {
+	out, err := runActivity[AgentOutput](p.x.activity(ctx, 0), p.x, ActivityAgent, &in)
+	if err != nil {
 		return runner.StepOutcome{}, activityError(ctx, "agent step", err)
 	}
 	for _, ev := range out.Events {
@@ -188,9 +187,8 @@ type modelSource struct{ x *execution }
 
 func (m modelSource) Provider(ctx context.Context, ref ports.ProviderRef) (ports.ResolvedProvider, error) {
 	mref := ModelRef{Step: ref.Step, Name: ref.Name, Model: ref.Model, ToolFormat: ref.ToolFormat, Tools: ref.Tools}
-	var out ResolveOutput
-	wctx := m.x.activity(ctx, time.Minute)
-	if err := workflow.ExecuteActivity(wctx, ActivityResolve, ResolveInput{Run: m.x.ref, Ref: mref}).Get(wctx, &out); err != nil {
+	out, err := runActivity[ResolveOutput](m.x.activity(ctx, time.Minute), m.x, ActivityResolve, &ResolveInput{Run: m.x.ref, Ref: mref})
+	if err != nil {
 		return ports.ResolvedProvider{}, activityError(ctx, "provider of step "+ref.Step, err)
 	}
 	if err := out.Err.err(); err != nil {
@@ -262,9 +260,8 @@ func (m *modelPort) Chat(ctx context.Context, req ports.ChatRequest) (ports.Chat
 		}
 		in.Tools = d
 	}
-	var out TurnOutput
-	wctx := x.activity(ctx, 0)
-	if err := workflow.ExecuteActivity(wctx, ActivityModelTurn, in).Get(wctx, &out); err != nil {
+	out, err := runActivity[TurnOutput](x.activity(ctx, 0), x, ActivityModelTurn, &in)
+	if err != nil {
 		return ports.ChatResponse{}, activityError(ctx, "model turn of step "+m.ref.Step, err)
 	}
 	for d := range in.Blobs {
@@ -298,9 +295,8 @@ func blobDigest(b []byte) string {
 type catalogPort struct{ x *execution }
 
 func (c catalogPort) Describe(ctx context.Context, q ports.ToolQuery) ([]ports.ToolInfo, error) {
-	var out DescribeOutput
-	wctx := c.x.activity(ctx, time.Minute)
-	if err := workflow.ExecuteActivity(wctx, ActivityDescribe, DescribeInput{Run: c.x.ref, Query: q}).Get(wctx, &out); err != nil {
+	out, err := runActivity[DescribeOutput](c.x.activity(ctx, time.Minute), c.x, ActivityDescribe, &DescribeInput{Run: c.x.ref, Query: q})
+	if err != nil {
 		return nil, activityError(ctx, "describe tools", err)
 	}
 	if err := out.Err.err(); err != nil {
@@ -323,9 +319,8 @@ type refusalPort struct{ x *execution }
 
 func (r refusalPort) Refuse(ctx context.Context, req ports.ToolRequest, rule, reason string) error {
 	req.Scope = nil // the audit record holds the call, not what templates see
-	var out RefuseOutput
-	wctx := r.x.activity(ctx, time.Minute)
-	if err := workflow.ExecuteActivity(wctx, ActivityRefuse, RefuseInput{Run: r.x.ref, Req: req, Rule: rule, Reason: reason}).Get(wctx, &out); err != nil {
+	out, err := runActivity[RefuseOutput](r.x.activity(ctx, time.Minute), r.x, ActivityRefuse, &RefuseInput{Run: r.x.ref, Req: req, Rule: rule, Reason: reason})
+	if err != nil {
 		return activityError(ctx, "audit refused call "+req.CallID, err)
 	}
 	return out.Err.err()

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -99,5 +101,28 @@ func TestPublicEnv(t *testing.T) {
 	got := publicEnv([]string{"PATH=/bin", "OPENAI_API_KEY=k", "GITHUB_TOKEN=t", "DB_PASSWORD=p", "HOME=/h", "MY_SECRET=s"})
 	if want := []string{"PATH=/bin", "HOME=/h"}; !slices.Equal(got, want) {
 		t.Errorf("publicEnv = %v, want %v", got, want)
+	}
+}
+
+// TestRunAsksForItsFiles: a worker that has not built a run asks for its files when a call
+// names them by digest only (and keeps nothing of the run), and refuses files that are not
+// the ones the digest names.
+func TestRunAsksForItsFiles(t *testing.T) {
+	a := &Activities{runs: map[string]*runTools{}}
+	files := map[string][]byte{"/w/wf.yaml": []byte("name: x\n")}
+	rt := a.run(RunRef{ID: "r1", File: "/w/wf.yaml", FilesDigest: digestFiles(files)})
+	if !errors.Is(rt.err, errNeedFiles) || !failure(rt.err).NeedFiles {
+		t.Errorf("a call without the files: err = %v, want errNeedFiles carried as NeedFiles", rt.err)
+	}
+	if len(a.runs) != 0 {
+		t.Errorf("the worker keeps %d runs after a call it could not build", len(a.runs))
+	}
+	other := map[string][]byte{"/w/wf.yaml": []byte("name: y\n")}
+	rt = a.run(RunRef{ID: "r2", File: "/w/wf.yaml", FilesDigest: digestFiles(files), Files: other})
+	if rt.err == nil || !strings.Contains(rt.err.Error(), "do not match their digest") || failure(rt.err).NeedFiles {
+		t.Errorf("files of another digest: err = %v", rt.err)
+	}
+	if digestFiles(files) == digestFiles(other) || digestFiles(files) != digestFiles(maps.Clone(files)) {
+		t.Errorf("digestFiles does not tell the files apart, or differs for the same files")
 	}
 }

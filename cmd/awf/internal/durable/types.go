@@ -8,6 +8,7 @@
 package durable
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,10 +101,17 @@ func (r RunResult) Err() error {
 }
 
 // RunRef is what every activity of a run carries: the run's id and definition and, for host
-// pinned runs, nothing else; the worker rebuilds the run's tools from it once.
+// pinned runs, nothing else; the worker rebuilds the run's tools from it once. The definition's
+// files travel by their digest (FilesDigest): only a worker that has not built the run asks
+// for them (Failure.NeedFiles), and gets them with the same call again (runActivity). Carried
+// with every tool call and model turn, they made the history, or the payload store, grow with
+// the calls times the size of the workflow.
 type RunRef struct {
-	ID                              string
-	File                            string
+	ID          string
+	File        string
+	FilesDigest string
+	// Files are set only in a call that a worker asked them for; without FilesDigest (a run
+	// started by an older awf) always.
 	Files                           map[string][]byte
 	Inputs                          map[string]any
 	WorkDir                         string
@@ -116,13 +124,26 @@ type RunRef struct {
 type Failure struct {
 	Message string
 	Kind    fault.Kind
+	// NeedFiles says the worker has not built the run and needs its files: the workflow runs
+	// the activity again with them (runActivity).
+	NeedFiles bool `json:",omitempty"`
 }
 
 func failure(err error) *Failure {
 	if err == nil {
 		return nil
 	}
-	return &Failure{Message: err.Error(), Kind: fault.KindOf(err)}
+	return &Failure{Message: err.Error(), Kind: fault.KindOf(err), NeedFiles: errors.Is(err, errNeedFiles)}
+}
+
+// errNeedFiles is a worker's answer to a call of a run it has not built, whose files the call
+// does not carry.
+var errNeedFiles = errors.New("this worker has not built the run: its files are needed")
+
+// digestFiles is the digest of a run's files, by which its activities name them.
+func digestFiles(files map[string][]byte) string {
+	b, _ := json.Marshal(files) // sorted by path
+	return digest(b)
 }
 
 func (f *Failure) err() error {

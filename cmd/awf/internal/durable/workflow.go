@@ -115,7 +115,7 @@ type Stat struct {
 func newExecution(wctx workflow.Context, in RunInput) *execution {
 	return &execution{
 		in: in,
-		ref: RunRef{ID: in.RunID, File: in.File, Files: in.Files, Inputs: in.Inputs, WorkDir: in.WorkDir,
+		ref: RunRef{ID: in.RunID, File: in.File, FilesDigest: digestFiles(in.Files), Inputs: in.Inputs, WorkDir: in.WorkDir,
 			Provider: in.Provider, Model: in.Model, Replay: in.Replay, Record: in.Record,
 			Approve: in.Approve, NonInteractive: in.NonInteractive, Yes: in.Yes},
 		store:     &memStore{runs: map[string]*state.RunState{}},
@@ -346,10 +346,9 @@ func (p toolPort) Invoke(ctx context.Context, req ports.ToolRequest) (tool.Resul
 	}
 	var grant *Decision
 	for {
-		var out ToolOutput
 		wctx := p.x.activity(ctx, req.Timeout)
-		in := ToolInput{Run: p.x.ref, Req: req, Grant: grant}
-		if err := workflow.ExecuteActivity(wctx, ActivityTool, in).Get(wctx, &out); err != nil {
+		out, err := runActivity[ToolOutput](wctx, p.x, ActivityTool, &ToolInput{Run: p.x.ref, Req: req, Grant: grant})
+		if err != nil {
 			return tool.Result{}, activityError(ctx, "tool "+req.Name, err)
 		}
 		p.x.settled(req.CallID, out)
@@ -409,4 +408,40 @@ func (x *execution) drain() {
 		}
 		x.decisions[d.CallID] = d
 	}
+}
+
+// runInput is the input of an activity of one of the run's calls.
+type runInput interface{ runRef() *RunRef }
+
+func (in *ToolInput) runRef() *RunRef     { return &in.Run }
+func (in *AgentInput) runRef() *RunRef    { return &in.Run }
+func (in *ResolveInput) runRef() *RunRef  { return &in.Run }
+func (in *TurnInput) runRef() *RunRef     { return &in.Run }
+func (in *DescribeInput) runRef() *RunRef { return &in.Run }
+func (in *RefuseInput) runRef() *RunRef   { return &in.Run }
+
+func (o ToolOutput) failed() *Failure     { return o.Err }
+func (o AgentOutput) failed() *Failure    { return o.Err }
+func (o ResolveOutput) failed() *Failure  { return o.Err }
+func (o TurnOutput) failed() *Failure     { return o.Err }
+func (o DescribeOutput) failed() *Failure { return o.Err }
+func (o RefuseOutput) failed() *Failure   { return o.Err }
+
+// runActivity executes activity name with in, whose run reference names the run's files by
+// their digest only. When the worker has not built the run (the first call it takes of the
+// run, or one after it restarted), it asks for them, and the activity runs again with the
+// files: they reach the history (or the payload store) once per worker that builds the run,
+// not with every tool call and model turn.
+func runActivity[O interface{ failed() *Failure }](wctx workflow.Context, x *execution, name string, in runInput) (O, error) {
+	var out O
+	if err := workflow.ExecuteActivity(wctx, name, in).Get(wctx, &out); err != nil {
+		return out, err
+	}
+	if f := out.failed(); f == nil || !f.NeedFiles {
+		return out, nil
+	}
+	in.runRef().Files = x.in.Files
+	var again O
+	err := workflow.ExecuteActivity(wctx, name, in).Get(wctx, &again)
+	return again, err
 }
