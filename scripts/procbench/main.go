@@ -68,6 +68,7 @@ func main() {
 	fmt.Printf("awf %s, %d runs of each command; state in %s%s\n", bin, b.runs, b.dir, tmpfsWarning(b.dir))
 	b.startup()
 	b.steps(*full)
+	b.parallelBlock()
 	b.history()
 	b.sandboxedCall()
 	b.memory()
@@ -382,6 +383,33 @@ func (b *bench) memory() {
 	bs, ss := s[0], s[1]
 	b.target("10 MB output: peak RSS against a 10-byte run", rssMiB(bs).over(rssMiB(ss)), 2,
 		fmt.Sprintf("[%s vs %s; extra %.2fx the payload]", rssMiB(bs), rssMiB(ss), (mib(bs.medRSS)-mib(ss.medRSS))/10))
+}
+
+// parallelBlock measures the cost per child of a parallel block of 2,000 `true` steps against
+// one of 50 (8 at a time), each over a block of one: a child must not cost more in a bigger
+// block.
+func (b *bench) parallelBlock() {
+	fmt.Println("\n== per child of a parallel block (`true` steps, 8 at a time, state on this machine's disk)")
+	block := func(n int) string {
+		var sb strings.Builder
+		sb.WriteString("name: fan\nsteps:\n  - name: fan\n    type: parallel\n    max_concurrency: 8\n    steps:\n")
+		for i := range n {
+			fmt.Fprintf(&sb, "      - {name: c%05d, type: shell, command: 'true'}\n", i)
+		}
+		return b.write(fmt.Sprintf("fan%d.yaml", n), sb.String())
+	}
+	runs := max(1, b.runs/2)
+	s := b.interleaved(runs, []string{b.awf, "run", block(1), "--quiet"}, []string{b.awf, "run", block(50), "--quiet"},
+		[]string{b.awf, "run", block(2000), "--quiet"})
+	one, small, big := s[0], s[1], s[2]
+	per := func(f func(stats) figure, s stats, n int) figure {
+		return f(s).minus(f(one)).per(float64(n-1), "ms/child")
+	}
+	wall := per(wallMS, big, 2000).over(per(wallMS, small, 50))
+	cpu := per(cpuMS, big, 2000).over(per(cpuMS, small, 50))
+	detail := fmt.Sprintf("[2,000: %s; 50: %s; over a 1-child block]", per(wallMS, big, 2000), per(wallMS, small, 50))
+	b.target("2,000 children: wall per child against 50", wall, 1.2, detail)
+	b.target("2,000 children: CPU per child against 50", cpu, 1.2, "")
 }
 
 // auditReading measures `awf audit` over a log of 100 times more records than another: its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sync"
 
@@ -30,11 +31,15 @@ type execution struct {
 
 	mu sync.Mutex
 	st *state.RunState
-	// states is the states namespace of templates. Scopes share it without copying, so
-	// while parallel steps run (shared > 0) and siblings may be reading it, a finished step
-	// replaces it with an updated copy; otherwise nobody else reads it and it is updated in
-	// place, keeping the cost of a step independent of the run's length.
+	// states is the states namespace of templates. Scopes share it without copying. While
+	// parallel steps run (shared > 0) they may be reading it, and it is left as it is: what
+	// steps publish meanwhile waits in pending, and goes into states when the outermost
+	// parallel step ends (children see the steps before their block, not their siblings).
+	// Otherwise nobody else reads it and it is updated in place. Either way the cost of a
+	// step does not depend on the run's length (a copy of states per step of a parallel
+	// block made a block of n children cost n times the run's steps).
 	states  map[string]any
+	pending map[string]any
 	shared  int
 	saveErr error
 }
@@ -110,24 +115,28 @@ func (e *execution) scope() ports.Scope {
 // publishLocked makes a finished step visible to later templates. Callers hold mu.
 func (e *execution) publishLocked(name string, s *state.StepState) {
 	entry := stateEntry(s)
+	into := e.states
 	if e.shared > 0 {
-		next := make(map[string]any, len(e.states)+1+len(e.aliases[name]))
-		for k, v := range e.states {
-			next[k] = v
+		if e.pending == nil {
+			e.pending = map[string]any{}
 		}
-		e.states = next
+		into = e.pending
 	}
-	e.states[name] = entry
+	into[name] = entry
 	for _, alias := range e.aliases[name] {
-		e.states[alias] = entry
+		into[alias] = entry
 	}
 }
 
-// share marks the states namespace as read concurrently (n = 1) or no longer (n = -1).
+// share marks the states namespace as read concurrently (n = 1) or no longer (n = -1): when
+// the last parallel step ends, what was published meanwhile becomes visible.
 func (e *execution) share(n int) {
 	e.mu.Lock()
-	e.shared += n
-	e.mu.Unlock()
+	defer e.mu.Unlock()
+	if e.shared += n; e.shared == 0 && e.pending != nil {
+		maps.Copy(e.states, e.pending)
+		e.pending = nil
+	}
 }
 
 // saveLocked writes the whole run state, as at the run's start and end. Callers hold mu. The

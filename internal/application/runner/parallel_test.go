@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -251,5 +252,43 @@ func TestParallelChildrenReadWhileSiblingsFinish(t *testing.T) {
 	}
 	if got := run.States["after"].Output; got != "B" {
 		t.Errorf("after output = %q, want B", got)
+	}
+}
+
+// TestParallelChildrenSeeTheStepsBeforeTheirBlock: a parallel block's children see the steps
+// before the block and not their siblings, even one that ended before a child started (one
+// at a time here), nor those of an inner block; the steps after the block see every child.
+func TestParallelChildrenSeeTheStepsBeforeTheirBlock(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	seen := map[string]string{}
+	e.respond(func(_ context.Context, req ports.ProcessRequest) (ports.ProcessResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var vals []string
+		for i := 1; req.Vars[fmt.Sprintf("AWF_T%d", i)] != ""; i++ {
+			vals = append(vals, req.Vars[fmt.Sprintf("AWF_T%d", i)])
+		}
+		seen[req.Script[:2]] = strings.Join(vals, " ")
+		return ok("x\n")
+	})
+	probe := func(name string) workflow.Step {
+		return shell(name, name+`: {{ "b0" in states }} {{ "c1" in states }} {{ "i1" in states }} {{ "p" in states }}`)
+	}
+	w := wf(shell("b0", "b0"),
+		par("p", false, 1, shell("c1", "c1"), probe("c2"), par("inner", false, 1, shell("i1", "i1"), probe("i2"))),
+		probe("af"))
+	if _, err := e.runner().Run(t.Context(), runner.Request{Workflow: w}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"c2": "true false false false", // c1 ended before c2 started: a sibling still
+		"i2": "true false false false", // the inner block's sibling neither
+		"af": "true true true true",
+	}
+	for k, v := range want {
+		if seen[k] != v {
+			t.Errorf("%s ran %q, want %q", k, seen[k], v)
+		}
 	}
 }

@@ -104,11 +104,15 @@ func (s *Store) AppendStep(ctx context.Context, run *state.RunState, step string
 }
 
 // appendStep journals the changes of step name; done is false when a Save must be made
-// instead. A failure leaves no baseline, so that the next save rewrites the state file. When
-// ctx says what changed (ports.StepChanges), only that is compared and looked at for large
-// outputs, so that the cost does not grow with the step's lists.
+// instead. Steps added to the run since the last save, at the end of its order (a parallel
+// step's children start together, and a child's start may wait to be saved: StartSaveDelay),
+// are journaled first, in the same write: without them, every save of a sibling while one
+// was unsaved rewrote the state file, a cost growing with the run. A failure leaves no
+// baseline, so that the next save rewrites the state file. When ctx says what changed
+// (ports.StepChanges), only that is compared and looked at for large outputs, so that the
+// cost does not grow with the step's lists.
 func (s *Store) appendStep(ctx context.Context, run *state.RunState, name string, e *runEntry) (done bool, err error) {
-	ok, added := e.canJournal(run, name)
+	names, ok := e.canJournal(run, name)
 	if !ok {
 		return false, nil
 	}
@@ -117,16 +121,58 @@ func (s *Store) appendStep(ctx context.Context, run *state.RunState, name string
 			e.j.head = nil
 		}
 	}()
-	st := run.States[name]
-	enc := e.enc.steps[name]
-	if added {
-		enc = &stepEncoder{}
-	}
-	prev := listLens{len(enc.calls.was), len(enc.msgs.was), len(enc.turns.was)}
 	x := &externalizer{threshold: s.threshold, runID: run.ID, old: e.blobs, next: map[string]blob{}, seen: e.seen}
+	added := map[string]*stepEncoder{}
+	seq := e.j.seq
+	e.j.buf.Reset()
+	for _, n := range names {
+		enc := e.enc.steps[n]
+		if enc == nil {
+			enc = &stepEncoder{}
+			added[n] = enc
+		}
+		en, ok, err := s.entryOf(ctx, run, n, n == name, enc, x, seq+1)
+		if err != nil || !ok {
+			return false, err
+		}
+		en.Added = added[n] != nil
+		if err := encodeEntry(&e.j.buf, &en); err != nil {
+			return false, nil // errNotJournaled
+		}
+		seq = en.Seq
+	}
+	if err := s.writeOutputs(run.ID, x.writes); err != nil {
+		return false, err
+	}
+	// The number is used even if the append fails: the lines may be on disk, and the next
+	// state file must say that it holds them.
+	e.j.seq = seq
+	if err := s.appendLine(run.ID, e); err != nil {
+		return false, err
+	}
+	s.commitOutputs(e, x.next)
+	for _, n := range names {
+		if enc := added[n]; enc != nil {
+			if e.enc.steps == nil {
+				e.enc.steps = map[string]*stepEncoder{}
+			}
+			e.enc.steps[n] = enc
+			e.enc.appendOrder(n)
+		}
+	}
+	return true, nil
+}
+
+// entryOf is the journal line of the changes of step name since enc's baseline, numbered
+// seq; ok is false when the step must be saved whole. hinted says ctx's ports.StepChanges,
+// if any, are the step's.
+func (s *Store) entryOf(ctx context.Context, run *state.RunState, name string, hinted bool, enc *stepEncoder,
+	x *externalizer, seq int64) (en journalEntry, ok bool, err error) {
+	st := run.States[name]
+	prev := listLens{len(enc.calls.was), len(enc.msgs.was), len(enc.turns.was)}
 	var xs *state.StepState
 	var ch stepChanges
-	if hint, ok := ports.StepChangesOf(ctx); ok {
+	if hint, has := ports.StepChangesOf(ctx); has && hinted {
 		ch, err = enc.changes(name, st, &hint)
 		xs = x.changedStep(name, st, ch)
 	} else {
@@ -134,76 +180,58 @@ func (s *Store) appendStep(ctx context.Context, run *state.RunState, name string
 		ch, err = enc.changes(name, xs, nil)
 	}
 	if err != nil {
-		return false, fmt.Errorf("encode: %w", err)
+		return en, false, fmt.Errorf("encode: %w", err)
 	}
 	if ch.whole {
-		return false, nil
+		return en, false, nil
 	}
-	en, err := newEntry(e.j.seq+1, run.UpdatedAt, name, xs, ch, prev)
+	en, err = newEntry(seq, run.UpdatedAt, name, xs, ch, prev)
 	if errors.Is(err, errNotJournaled) {
-		return false, nil
+		return en, false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	en.Added = added
-	e.j.buf.Reset()
-	if err := encodeEntry(&e.j.buf, &en); err != nil {
-		return false, nil // errNotJournaled
-	}
-	if err := s.writeOutputs(run.ID, x.writes); err != nil {
-		return false, err
-	}
-	// The number is used even if the append fails: the line may be on disk, and the next
-	// state file must say that it holds it.
-	e.j.seq = en.Seq
-	if err := s.appendLine(run.ID, e); err != nil {
-		return false, err
-	}
-	s.commitOutputs(e, x.next)
-	if added {
-		if e.enc.steps == nil {
-			e.enc.steps = map[string]*stepEncoder{}
-		}
-		e.enc.steps[name] = enc
-		e.enc.appendOrder(name)
-	}
-	return true, nil
+	return en, err == nil, err
 }
 
-// canJournal reports whether the changes of step name can be journaled, and whether the step
-// is new: the store has a baseline for the run, the list of steps is the one saved last, or
-// that list with name added at the end of the order, nothing else changed in the run's head,
-// the run has not finished and the journal can be appended to. It costs the same whatever the
-// number of steps: the list is checked by its length and the order by identity (see
-// orderGrew).
-func (e *runEntry) canJournal(run *state.RunState, name string) (ok, added bool) {
+// canJournal returns the steps whose changes a save of step name journals: the steps added
+// at the end of the run's order since the last save, then name when it is not one of them.
+// ok is false when a Save must be made instead: the store has no baseline for the run, its
+// list of steps is not the one saved last with steps added at the end of its order, something
+// else changed in the run's head, the run has finished or the journal cannot be appended to.
+// It costs the same whatever the number of steps: the list is checked by its length and the
+// order by identity (see orderGrew).
+func (e *runEntry) canJournal(run *state.RunState, name string) (names []string, ok bool) {
 	if e.j.head == nil || e.j.broken || run.FinishedAt != nil {
-		return false, false
+		return nil, false
 	}
-	added = e.enc.steps[name] == nil
-	known := len(e.enc.steps)
-	if added {
-		known++
+	known := len(e.enc.order)
+	grown := len(run.Order) - known
+	if grown < 0 || len(run.States) != len(e.enc.steps)+grown || !e.orderGrew(run.Order, grown) {
+		return nil, false
 	}
-	if len(run.States) != known || !e.orderGrew(run.Order, name, added) {
-		return false, false
+	names = run.Order[known:]
+	for _, n := range names {
+		if e.enc.steps[n] != nil || run.States[n] == nil {
+			return nil, false
+		}
+	}
+	if e.enc.steps[name] != nil {
+		names = append(slices.Clip(names), name)
+	} else if !slices.Contains(names, name) {
+		return nil, false
 	}
 	h := headOf(run)
-	return equal(reflect.ValueOf(e.j.head).Elem(), reflect.ValueOf(h).Elem()), added
+	return names, equal(reflect.ValueOf(e.j.head).Elem(), reflect.ValueOf(h).Elem())
 }
 
-// orderGrew reports whether order is the order last saved, with name added at its end when
-// added is set. A run's order only grows at its end (ports.StepJournal), so when order is
-// the slice last seen, or that slice grown in place, the names already saved are not
-// compared; they are when order has moved to another array, which appending does a number of
-// times that grows with the logarithm of its length.
-func (e *runEntry) orderGrew(order []string, name string, added bool) bool {
+// orderGrew reports whether order is the order last saved with grown names added at its end.
+// A run's order only grows at its end (ports.StepJournal), so when order is the slice last
+// seen, or that slice grown in place, the names already saved are not compared; they are when
+// order has moved to another array, which appending does a number of times that grows with
+// the logarithm of its length.
+func (e *runEntry) orderGrew(order []string, grown int) bool {
 	known := len(e.enc.order)
 	switch {
-	case added && (len(order) != known+1 || order[known] != name):
-		return false
-	case !added && len(order) != known:
+	case len(order) != known+grown:
 		return false
 	case len(e.j.order) != known || unsafe.SliceData(order) != unsafe.SliceData(e.j.order):
 		if !slices.Equal(order[:known], e.enc.order) {

@@ -347,7 +347,15 @@ func TestJournalFallsBackToSave(t *testing.T) {
 		{"updated_at only", func(run *state.RunState) { run.UpdatedAt = run.UpdatedAt.Add(time.Second) }, true},
 		{"run status", func(run *state.RunState) { run.Status = state.Failed }, false},
 		{"inputs", func(run *state.RunState) { run.Inputs["feature"] = "other" }, false},
-		{"a step added", func(run *state.RunState) { run.Step("next").Status = state.Pending }, false},
+		// Steps added at the end of the order since the last save (a parallel step's children
+		// start together) go in the same append, before the step saved.
+		{"a step added", func(run *state.RunState) { run.Step("next").Status = state.Pending }, true},
+		{"steps added", func(run *state.RunState) { run.Step("next").Status = state.Running; run.Step("after") }, true},
+		{"a step added before the others", func(run *state.RunState) {
+			run.Step("first")
+			run.Order = append([]string{"first"}, run.Order[:len(run.Order)-1]...)
+		}, false},
+		{"a step without a place in the order", func(run *state.RunState) { run.States["nowhere"] = &state.StepState{} }, false},
 		{"NaN argument", func(run *state.RunState) {
 			beginAgentCall(run.States["implement"], 2)
 			run.States["implement"].ToolCalls[2].Arguments = map[string]any{"x": math.NaN()}
