@@ -81,3 +81,54 @@ func TestStepsJournaledUntilTheRunEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelChildrenJournaled: the children of a parallel block are journaled too, several
+// starting together (a child's start that was not saved yet goes in its sibling's write), not
+// each end rewriting the state file. Killed while its last child waits, the run's state file
+// alone lacks children that ended; awf status shows them all; resume finishes the block with
+// every child's output.
+func TestParallelChildrenJournaled(t *testing.T) {
+	const quick = 40
+	var b strings.Builder
+	b.WriteString("name: fan\nsteps:\n  - name: first\n    type: shell\n    command: echo first\n")
+	b.WriteString("  - name: fan\n    type: parallel\n    max_concurrency: 4\n    steps:\n")
+	for i := range quick {
+		fmt.Fprintf(&b, "      - {name: c%03d, type: shell, command: \"echo %d\"}\n", i, i)
+	}
+	b.WriteString("      - {name: wait, type: shell, command: \"touch waiting; while [ ! -f go ]; do sleep 0.02; done; echo went\"}\n")
+	e := newEnv(t)
+	e.write("fan.yaml", b.String())
+	cmd := e.startAwf("run.out", "run", "fan.yaml", "--quiet")
+	id := e.onlyRun()
+	waitFor(t, func() bool { _, err := os.Stat(filepath.Join(e.dir, "waiting")); return err == nil })
+	waitFor(t, func() bool {
+		var s state.RunState
+		r := e.mustRun(0, "status", id, "--output", "json")
+		if json.Unmarshal([]byte(r.stdout), &s) != nil || s.States["wait"] == nil {
+			return false
+		}
+		for i := range quick {
+			if st := s.States[fmt.Sprintf("c%03d", i)]; st == nil || st.Status != state.Completed {
+				return false
+			}
+		}
+		return true
+	})
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	if alone := e.state(id); len(alone.States) >= quick {
+		t.Errorf("state file alone: %d steps, want fewer than the %d children (the others journaled)", len(alone.States), quick)
+	}
+	e.write("go", "")
+	res := e.runJSON(0, "resume", id)
+	if res.Status != "completed" {
+		t.Fatalf("resume: %+v", res)
+	}
+	var outputs map[string]string
+	if err := json.Unmarshal([]byte(e.state(id).States["fan"].Output), &outputs); err != nil || len(outputs) != quick+1 || outputs["wait"] != "went" || outputs["c007"] != "7" {
+		t.Errorf("the block's output after resume: %v (%v), want every child's", outputs, err)
+	}
+}
