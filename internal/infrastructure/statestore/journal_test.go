@@ -646,3 +646,69 @@ func TestJournalTurnsInTheRecord(t *testing.T) {
 		t.Errorf("turns = %+v, want %+v", turns, want)
 	}
 }
+
+// TestJournalStepsAddedBetweenSaves drives a run as a parallel block does: steps start
+// (added, not saved at once), end in any order, with outputs small and large, and each save is
+// of one step while others were added since the last; what a new store loads is the run, and
+// no save rewrites the state file.
+func TestJournalStepsAddedBetweenSaves(t *testing.T) {
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 29))
+			dir := t.TempDir()
+			s := newStore(t, dir, WithOutputThreshold(128))
+			s.noSync = true
+			run := agentRun(1)
+			if err := s.Save(t.Context(), run); err != nil {
+				t.Fatal(err)
+			}
+			stateFile, _ := os.ReadFile(s.Path(run.ID))
+			var running []string
+			next := 0
+			for i := range 300 {
+				run.UpdatedAt = run.UpdatedAt.Add(time.Millisecond)
+				at := run.UpdatedAt
+				if len(running) < 8 && (len(running) == 0 || rng.IntN(2) == 0) {
+					name := fmt.Sprintf("c%03d", next)
+					next++
+					st := run.Step(name)
+					st.Status, st.StartedAt = state.Running, &at
+					running = append(running, name)
+					if rng.IntN(3) > 0 {
+						continue // its start is not saved yet
+					}
+					if err := s.AppendStep(t.Context(), run, name); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				k := rng.IntN(len(running))
+				name := running[k]
+				running = slices.Delete(running, k, k+1)
+				st := run.States[name]
+				st.Status, st.FinishedAt = state.Completed, &at
+				st.Output = strings.Repeat(name, 1+rng.IntN(100)) // past the threshold at times
+				if err := s.AppendStep(t.Context(), run, name); err != nil {
+					t.Fatalf("save %d of %s: %v", i, name, err)
+				}
+				if i%25 == 24 {
+					assertLoads(t, newStore(t, dir), run)
+					if t.Failed() {
+						t.Fatalf("after save %d", i)
+					}
+				}
+				if i == 20 { // the journal is still smaller than minCompact
+					if now, _ := os.ReadFile(s.Path(run.ID)); !bytes.Equal(now, stateFile) {
+						t.Fatalf("the state file was rewritten by save %d, while the journal was small", i)
+					}
+				}
+			}
+			for _, name := range running {
+				if err := s.AppendStep(t.Context(), run, name); err != nil {
+					t.Fatal(err)
+				}
+			}
+			assertLoads(t, newStore(t, dir), run)
+		})
+	}
+}
