@@ -3,11 +3,13 @@ package audit
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,23 +132,20 @@ type scanned struct {
 
 // scan reads the first size bytes of r once, to know which started records a later completion
 // folds away, and returns what Each then hands out: the records Read would return, in order.
-// Neither reading holds more than the calls in flight (the head of a started record whose
-// completion has not come yet), so an audit log of any size is read in the memory of its
-// biggest line. heads, when not nil, is called with each record Each will hand out, the
-// started ones last and as their heads, so that a caller can size a table, or refuse a run
+// Neither reading holds more than where the calls in flight are (the line of a started record
+// whose completion has not come yet), so an audit log of any size is read in the memory of
+// its biggest line, and one of calls that never ended in a few dozen bytes each. heads, when
+// not nil, is called with each record Each will hand out, the started ones last, read again
+// from their lines, and as their heads, so that a caller can size a table, or refuse a run
 // prefix that several runs share, before it writes anything.
 func scan(r io.ReaderAt, size int64, f Filter, heads func(ports.AuditRecord)) (*scanned, error) {
 	s := &scanned{r: r, f: f, keep: map[int64]bool{}}
-	type open struct {
-		off  int64
-		head ports.AuditRecord
-	}
-	var calls folder[open]
-	end, err := eachRecord(io.NewSectionReader(r, 0, size), f, &s.stats, func(off int64, rec *ports.AuditRecord) error {
+	var calls folder[span]
+	end, err := eachRecord(io.NewSectionReader(r, 0, size), f, &s.stats, func(line span, rec *ports.AuditRecord) error {
 		switch {
 		case !f.holds(*rec):
 		case rec.Outcome == ports.OutcomeStarted:
-			calls.start(*rec, open{off, head(*rec)})
+			calls.start(*rec, line)
 		default:
 			calls.end(*rec)
 			if f.matchResult(*rec) && heads != nil {
@@ -159,10 +158,21 @@ func scan(r io.ReaderAt, size int64, f Filter, heads func(ports.AuditRecord)) (*
 		return nil, err
 	}
 	s.end = end
-	for _, o := range calls.open() {
-		s.keep[o.off] = true
-		if f.matchResult(o.head) && heads != nil {
-			heads(o.head)
+	open := calls.open()
+	slices.SortFunc(open, func(a, b span) int { return cmp.Compare(a.off, b.off) })
+	var buf []byte
+	for _, line := range open {
+		s.keep[line.off] = true
+		if heads == nil {
+			continue
+		}
+		buf = slices.Grow(buf[:0], int(line.len))[:line.len]
+		if _, err := r.ReadAt(buf, line.off); err != nil {
+			return nil, fault.Wrap(fault.System, fmt.Errorf("read audit log: %w", err))
+		}
+		var rec ports.AuditRecord
+		if json.Unmarshal(buf, &rec) == nil && f.matchResult(rec) {
+			heads(head(rec))
 		}
 	}
 	return s, nil
@@ -175,10 +185,10 @@ func (s *scanned) Stats() Stats { return s.stats }
 // returns. Lines appended after scan are left out.
 func (s *scanned) Each(fn func(ports.AuditRecord) error) error {
 	var again Stats // what the first reading counted already
-	_, err := eachRecord(io.NewSectionReader(s.r, 0, s.end), s.f, &again, func(off int64, rec *ports.AuditRecord) error {
+	_, err := eachRecord(io.NewSectionReader(s.r, 0, s.end), s.f, &again, func(line span, rec *ports.AuditRecord) error {
 		switch {
 		case !s.f.holds(*rec):
-		case rec.Outcome == ports.OutcomeStarted && !s.keep[off]:
+		case rec.Outcome == ports.OutcomeStarted && !s.keep[line.off]:
 		case s.f.matchResult(*rec):
 			return fn(*rec)
 		}
@@ -188,10 +198,10 @@ func (s *scanned) Each(fn func(ports.AuditRecord) error) error {
 }
 
 // eachRecord decodes each line of r that may be a record f selects by its run and tool
-// (needles), calling fn with the line's offset and stopping at fn's first error. Complete
+// (needles), calling fn with where the line is and stopping at fn's first error. Complete
 // lines that do not decode are counted in stats as skipped, a last line without its newline
 // that does not decode as torn. It returns the end of the last line decoded or skipped.
-func eachRecord(r io.Reader, f Filter, stats *Stats, fn func(off int64, rec *ports.AuditRecord) error) (int64, error) {
+func eachRecord(r io.Reader, f Filter, stats *Stats, fn func(line span, rec *ports.AuditRecord) error) (int64, error) {
 	var (
 		br       = bufio.NewReaderSize(r, 64<<10)
 		needles  = f.needles()
@@ -218,7 +228,7 @@ func eachRecord(r io.Reader, f Filter, stats *Stats, fn func(off int64, rec *por
 			var rec ports.AuditRecord
 			switch derr := json.Unmarshal(line, &rec); {
 			case derr == nil:
-				if err := fn(at, &rec); err != nil {
+				if err := fn(span{at, int64(len(line))}, &rec); err != nil {
 					return off, err
 				}
 			case complete:

@@ -248,3 +248,48 @@ func TestScanFileHoldsNoMoreThanTheCallsInFlight(t *testing.T) {
 		t.Errorf("heap reached %d MB reading a %d MB log; want under %d MB", peak>>20, info.Size()>>20, limit>>20)
 	}
 }
+
+// TestScanFileHoldsCallsThatNeverEndedByTheirPlace: a log of calls that never ended (awf
+// killed again and again, never resumed) keeps them all until its end; reading it holds
+// where each one is, not its record, and reads them again to size a table (heads).
+func TestScanFileHoldsCallsThatNeverEndedByTheirPlace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 30 MB log")
+	}
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 10_000
+	for i := range calls {
+		r := record(i)
+		r.Outcome, r.Sandbox.Applied = ports.OutcomeStarted, map[string]string{"landlock": "read-only /usr", "seccomp": "default"}
+		if _, err := f.WriteString(lines(t, r)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	info, _ := os.Stat(path)
+	var peak uint64
+	sample := func(n int) {
+		if n%1000 == 0 {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapAlloc)
+		}
+	}
+	heads, n := 0, 0
+	_, err = ScanFile(path, Filter{}, func(ports.AuditRecord) { heads++; sample(heads) }, nil,
+		func(ports.AuditRecord) error { n++; sample(n); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if heads != calls || n != calls {
+		t.Fatalf("%d heads, %d records; want %d of each", heads, n, calls)
+	}
+	t.Logf("heap at most %.1f MB reading a %.1f MB log of %d calls that never ended", float64(peak)/(1<<20), float64(info.Size())/(1<<20), calls)
+	if limit := uint64(info.Size() / 4); peak > limit {
+		t.Errorf("heap reached %d MB; want under %d MB", peak>>20, limit>>20)
+	}
+}
