@@ -204,37 +204,23 @@ func TestScanFileHoldsNoMoreThanTheCallsInFlight(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 30 MB log")
 	}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const calls = 5_000
-	for i := range calls {
+	path, info := writeCalls(t, calls, func(i int) []ports.AuditRecord {
 		start, end := record(i), record(i)
 		start.Outcome = ports.OutcomeStarted
-		recs := []ports.AuditRecord{start, end}
 		if i%1000 == 0 {
-			recs = recs[:1] // a call a crash cut off: stays started to the end
+			return []ports.AuditRecord{start} // a call a crash cut off: stays started to the end
 		}
-		if _, err := f.WriteString(lines(t, recs...)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.Close()
-	info, _ := os.Stat(path)
-	var peak uint64
+		return []ports.AuditRecord{start, end}
+	})
+	var peak heapPeak
 	n, kept := 0, 0
-	_, err = ScanFile(path, Filter{}, nil, nil, func(r ports.AuditRecord) error {
+	_, err := ScanFile(path, Filter{}, nil, nil, func(r ports.AuditRecord) error {
 		n++
 		if r.Outcome == ports.OutcomeStarted {
 			kept++
 		}
-		if n%1000 == 0 {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapAlloc)
-		}
+		peak.sample(n)
 		return nil
 	})
 	if err != nil {
@@ -244,7 +230,7 @@ func TestScanFileHoldsNoMoreThanTheCallsInFlight(t *testing.T) {
 		t.Fatalf("%d records, %d started; want %d and %d", n, kept, calls, calls/1000)
 	}
 	t.Logf("heap at most %.1f MB reading a %.1f MB log", float64(peak)/(1<<20), float64(info.Size())/(1<<20))
-	if limit := uint64(info.Size() / 3); peak > limit {
+	if limit := heapPeak(info.Size() / 3); peak > limit {
 		t.Errorf("heap reached %d MB reading a %d MB log; want under %d MB", peak>>20, info.Size()>>20, limit>>20)
 	}
 }
@@ -256,32 +242,16 @@ func TestScanFileHoldsCallsThatNeverEndedByTheirPlace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 30 MB log")
 	}
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const calls = 10_000
-	for i := range calls {
+	path, info := writeCalls(t, calls, func(i int) []ports.AuditRecord {
 		r := record(i)
 		r.Outcome, r.Sandbox.Applied = ports.OutcomeStarted, map[string]string{"landlock": "read-only /usr", "seccomp": "default"}
-		if _, err := f.WriteString(lines(t, r)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.Close()
-	info, _ := os.Stat(path)
-	var peak uint64
-	sample := func(n int) {
-		if n%1000 == 0 {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			peak = max(peak, m.HeapAlloc)
-		}
-	}
+		return []ports.AuditRecord{r}
+	})
+	var peak heapPeak
 	heads, n := 0, 0
-	_, err = ScanFile(path, Filter{}, func(ports.AuditRecord) { heads++; sample(heads) }, nil,
-		func(ports.AuditRecord) error { n++; sample(n); return nil })
+	_, err := ScanFile(path, Filter{}, func(ports.AuditRecord) { heads++; peak.sample(heads) }, nil,
+		func(ports.AuditRecord) error { n++; peak.sample(n); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +259,40 @@ func TestScanFileHoldsCallsThatNeverEndedByTheirPlace(t *testing.T) {
 		t.Fatalf("%d heads, %d records; want %d of each", heads, n, calls)
 	}
 	t.Logf("heap at most %.1f MB reading a %.1f MB log of %d calls that never ended", float64(peak)/(1<<20), float64(info.Size())/(1<<20), calls)
-	if limit := uint64(info.Size() / 4); peak > limit {
+	if limit := heapPeak(info.Size() / 4); peak > limit {
 		t.Errorf("heap reached %d MB; want under %d MB", peak>>20, limit>>20)
+	}
+}
+
+// writeCalls writes an audit log of the records of calls calls, as call(i) gives them.
+func writeCalls(t *testing.T, calls int, call func(i int) []ports.AuditRecord) (string, os.FileInfo) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for i := range calls {
+		if _, err := f.WriteString(lines(t, call(i)...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	info, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, info
+}
+
+// heapPeak is the most heap in use seen by sample, in bytes.
+type heapPeak uint64
+
+// sample looks at the heap every thousandth record.
+func (p *heapPeak) sample(n int) {
+	if n%1000 == 0 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		*p = max(*p, heapPeak(m.HeapAlloc))
 	}
 }
