@@ -273,19 +273,6 @@ func sizedCells(r ports.AuditRecord) []string {
 		render.Line(Decision(r)), render.Line(r.Outcome), (time.Duration(r.DurationMs) * time.Millisecond).String()}
 }
 
-// WriteTable writes records as an aligned table for people, in local time.
-func WriteTable(w io.Writer, recs []ports.AuditRecord) error {
-	out := newRecordWriter(w, false)
-	for _, r := range recs {
-		out.size(r)
-	}
-	out.start()
-	for _, r := range recs {
-		out.record(r)
-	}
-	return out.flush()
-}
-
 // Decision says who decided a call of record r: "allow (auto)", "deny (policy)".
 func Decision(r ports.AuditRecord) string {
 	switch {

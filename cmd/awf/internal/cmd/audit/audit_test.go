@@ -209,7 +209,7 @@ func tabwriterTable(recs []ports.AuditRecord) string {
 	return b.String()
 }
 
-// TestTableAlignsAsTabwriter: the table, written a row at a time with widths measured
+// TestTableAlignsAsTabwriter: the table awf audit writes a row at a time, with widths measured
 // beforehand, is what text/tabwriter wrote holding every row: wide and narrow cells,
 // characters of several bytes, a cut cell, an escaped control character.
 func TestTableAlignsAsTabwriter(t *testing.T) {
@@ -219,37 +219,47 @@ func TestTableAlignsAsTabwriter(t *testing.T) {
 			Approval: &ports.AuditApproval{Decision: "deny", By: "a_long_rule_name"}, Arguments: map[string]any{"p": "x\ty"}},
 		{Time: now, Step: "s\x1b[2J", Tool: "mcp__server__tool_with_a_long_name", Outcome: "timeout", DurationMs: 3_600_000},
 	}
-	var got strings.Builder
-	if err := WriteTable(&got, recs); err != nil {
+	path := writeRecords(t, recs...)
+	opts, ios := options(path)
+	if err := runAudit(t.Context(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if want := tabwriterTable(recs); got.String() != want {
-		t.Errorf("table:\n%s\nwant (tabwriter):\n%s", got.String(), want)
+	read, _, err := audit.ReadFile(path, audit.Filter{}) // the records as the log keeps them
+	if err != nil {
+		t.Fatal(err)
 	}
+	if want := tabwriterTable(read); ios.out.String() != want {
+		t.Errorf("table:\n%s\nwant (tabwriter):\n%s", ios.out.String(), want)
+	}
+}
+
+// writeRecords writes recs to a new audit log and returns its path.
+func writeRecords(t *testing.T, recs ...ports.AuditRecord) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	log, err := audit.Open(path, audit.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	for _, r := range recs {
+		if err := log.Record(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
 }
 
 // TestTableIsSizedByTheRowsShown: `awf audit` streams its table with columns as wide as the
 // rows it shows: a started record that its call's completion folds away does not widen them,
 // one that stays does.
 func TestTableIsSizedByTheRowsShown(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	log, err := audit.Open(path, audit.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	call := func(id, by, outcome string) ports.AuditRecord {
 		return ports.AuditRecord{Time: now, RunID: "run-a", Step: "s", CallID: id, Tool: "shell", Meta: "call " + id,
 			Approval: &ports.AuditApproval{Decision: "allow", By: by}, Outcome: outcome}
 	}
-	for _, r := range []ports.AuditRecord{
-		call("1", "someone_with_a_very_long_name", ports.OutcomeStarted), call("1", "rule", ports.OutcomeOK),
-		call("2", "user", ports.OutcomeStarted),
-	} {
-		if err := log.Record(t.Context(), r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	log.Close()
+	path := writeRecords(t, call("1", "someone_with_a_very_long_name", ports.OutcomeStarted), call("1", "rule", ports.OutcomeOK),
+		call("2", "user", ports.OutcomeStarted))
 	recs, _, err := audit.ReadFile(path, audit.Filter{})
 	if err != nil {
 		t.Fatal(err)
