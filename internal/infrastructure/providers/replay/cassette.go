@@ -139,7 +139,7 @@ func (c *Cassette) expand() error {
 		written += len(in.Request.Messages)
 	}
 	budget, copied := 4*written+1<<16, 0
-	last := map[[2]string][]state.Message{}
+	last := conversations{}
 	for i := range c.Interactions {
 		in := &c.Interactions[i]
 		k := [2]string{in.Workflow, in.Step}
