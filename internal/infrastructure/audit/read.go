@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -309,48 +311,67 @@ func Fold(recs []ports.AuditRecord) []ports.AuditRecord {
 // folder pairs each call's started record with the completion record that follows it: the
 // call of a completion is the same run, step, call id, tool and depth, and of calls that
 // share all of these the oldest started one. It keeps a V for each started record until its
-// completion comes.
+// completion comes, under a digest of the call rather than its names, so that a log of many
+// calls that never ended (awf killed and never resumed) costs a few dozen bytes for each.
 type folder[V any] struct {
-	pending map[callKey][]V
+	first map[callKey]V   // the oldest started record of each call in flight
+	later map[callKey][]V // the calls that came after it under the same key, oldest first
 }
 
-type callKey struct {
-	run, step, id, tool string
-	depth               int
-}
+// callKey is the first 16 bytes of the SHA-256 of a call's run, step, call id, tool and
+// depth, each string preceded by its length: two calls share one only if they are the same
+// call, whatever a model chose as call ids (finding two that share a key takes some 2^64
+// tries).
+type callKey [16]byte
 
-func keyOf(r ports.AuditRecord) callKey { return callKey{r.RunID, r.Step, r.CallID, r.Tool, r.Depth} }
+func keyOf(r ports.AuditRecord) callKey {
+	var b []byte
+	for _, s := range [...]string{r.RunID, r.Step, r.CallID, r.Tool} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	sum := sha256.Sum256(binary.AppendVarint(b, int64(r.Depth)))
+	return callKey(sum[:16])
+}
 
 // start notes the started record r.
 func (c *folder[V]) start(r ports.AuditRecord, v V) {
-	if c.pending == nil {
-		c.pending = map[callKey][]V{}
+	if c.first == nil {
+		c.first, c.later = map[callKey]V{}, map[callKey][]V{}
 	}
 	k := keyOf(r)
-	c.pending[k] = append(c.pending[k], v)
+	if _, ok := c.first[k]; ok {
+		c.later[k] = append(c.later[k], v)
+		return
+	}
+	c.first[k] = v
 }
 
 // end settles the call of completion record r: it returns the V of its started record, if
 // one is pending.
 func (c *folder[V]) end(r ports.AuditRecord) (v V, ok bool) {
 	k := keyOf(r)
-	p := c.pending[k]
-	if len(p) == 0 {
+	if v, ok = c.first[k]; !ok {
 		return v, false
 	}
-	if len(p) == 1 {
-		delete(c.pending, k) // a log of many calls keeps no key of the calls that ended
-	} else {
-		c.pending[k] = p[1:]
+	// A log of many calls keeps no key of the calls that ended.
+	switch l := c.later[k]; len(l) {
+	case 0:
+		delete(c.first, k)
+	case 1:
+		c.first[k] = l[0]
+		delete(c.later, k)
+	default:
+		c.first[k], c.later[k] = l[0], l[1:]
 	}
-	return p[0], true
+	return v, true
 }
 
 // open returns the V of every started record whose call has not ended.
 func (c *folder[V]) open() []V {
 	var out []V
-	for _, p := range c.pending {
-		out = append(out, p...)
+	for k, v := range c.first {
+		out = append(append(out, v), c.later[k]...)
 	}
 	return out
 }

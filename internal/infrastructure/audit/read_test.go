@@ -98,6 +98,7 @@ func TestReadFoldsStartedRecords(t *testing.T) {
 		return r
 	}
 	twin := func(r ports.AuditRecord, callID string) ports.AuditRecord { r.CallID = callID; return r }
+	moved := func(r ports.AuditRecord, run, step string) ports.AuditRecord { r.RunID, r.Step = run, step; return r }
 	type got struct{ CallID, Outcome string }
 	tests := []struct {
 		name    string
@@ -112,6 +113,11 @@ func TestReadFoldsStartedRecords(t *testing.T) {
 		{"interleaved parallel calls", []ports.AuditRecord{started(1), started(2), record(2), record(1)}, "",
 			[]got{{"call_002", "ok"}, {"call_001", "ok"}}},
 		{"a reused call id pairs oldest first", []ports.AuditRecord{started(1), twin(started(2), "call_001"), record(1)}, "",
+			[]got{{"call_001", "started"}, {"call_001", "ok"}}},
+		{"three calls under one id pair in order", []ports.AuditRecord{started(1), twin(started(2), "call_001"),
+			twin(started(3), "call_001"), record(1), record(1)}, "",
+			[]got{{"call_001", "started"}, {"call_001", "ok"}, {"call_001", "ok"}}},
+		{"names that run together are other calls", []ports.AuditRecord{moved(started(1), "run-1i", "mplement"), record(1)}, "",
 			[]got{{"call_001", "started"}, {"call_001", "ok"}}},
 		{"a completion alone (older logs) is kept", []ports.AuditRecord{record(1)}, "", []got{{"call_001", "ok"}}},
 		{"--outcome started lists the unfinished", []ports.AuditRecord{started(1), record(1), started(2)}, ports.OutcomeStarted,

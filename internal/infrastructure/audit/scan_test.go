@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -261,6 +262,54 @@ func TestScanFileHoldsCallsThatNeverEndedByTheirPlace(t *testing.T) {
 	t.Logf("heap at most %.1f MB reading a %.1f MB log of %d calls that never ended", float64(peak)/(1<<20), float64(info.Size())/(1<<20), calls)
 	if limit := heapPeak(info.Size() / 4); peak > limit {
 		t.Errorf("heap reached %d MB; want under %d MB", peak>>20, limit>>20)
+	}
+}
+
+// TestScanFileKeepsACallInFlightInAFewDozenBytes: for each call still in flight, reading
+// holds a digest of the call's names and where its line is, not the names themselves, so a
+// log of many calls that never ended, with a model's long call ids, costs a few dozen bytes
+// for each (it cost some 250 when the names were the key).
+func TestScanFileKeepsACallInFlightInAFewDozenBytes(t *testing.T) {
+	const open, ended = 50_000, 1_000
+	path, _ := writeCalls(t, open+ended, func(i int) []ports.AuditRecord {
+		r := ports.AuditRecord{
+			Time:    time.Date(2026, 11, 27, 13, 40, 0, 0, time.UTC),
+			RunID:   fmt.Sprintf("20261127-134000-%08x", i/100),
+			Step:    fmt.Sprintf("implement_the_feature_%d", i%7),
+			CallID:  fmt.Sprintf("toolu_01A09q90qw90lq917835lq9%06d", i),
+			Tool:    "shell",
+			Outcome: ports.OutcomeStarted,
+		}
+		if i < open {
+			return []ports.AuditRecord{r}
+		}
+		done := r
+		done.Outcome = ports.OutcomeOK
+		return []ports.AuditRecord{r, done}
+	})
+	live := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	before := live()
+	var held int64
+	seen := 0
+	heads := func(r ports.AuditRecord) {
+		// The ended calls come last in the log: at the last one's completion, every call
+		// that never ended is held.
+		if seen++; seen == ended {
+			held = live() - before
+		}
+	}
+	if _, err := ScanFile(path, Filter{}, heads, nil, func(ports.AuditRecord) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	perCall := float64(held) / open
+	t.Logf("%.0f bytes held for each of %d calls in flight", perCall, open)
+	if perCall > 80 {
+		t.Errorf("%.0f bytes held for each call in flight; want at most 80", perCall)
 	}
 }
 
