@@ -179,13 +179,15 @@ func (d *decoder) syntaxError(err error) {
 // the decoder saw it, and dropping those about a field the decoder already reported (a value
 // of the wrong kind leaves the field empty; saying so twice would only add noise).
 func (d *decoder) merge(found workflow.Problems, fallback workflow.Pos) {
-	var reported []string
+	reported := map[string]bool{}
 	for _, p := range d.probs {
 		if p.Severity == workflow.SeverityError && p.Field != "" {
-			reported = append(reported, p.Field)
+			reported[p.Field] = true
 		}
 	}
-	reported = append(reported, d.suppress...)
+	for _, f := range d.suppress {
+		reported[f] = true
+	}
 	for _, p := range found {
 		if p.Field != "" && covered(p.Field, reported) {
 			continue
@@ -205,10 +207,16 @@ func (d *decoder) merge(found workflow.Problems, fallback workflow.Pos) {
 	}
 }
 
-// covered reports whether field is one of paths or lies inside one of them.
-func covered(field string, paths []string) bool {
-	for _, p := range paths {
-		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"[") {
+// covered reports whether field is one of paths or lies inside one of them: whether it, or
+// what comes before one of its '.' or '[', is one of paths. Looking up the field's own
+// prefixes keeps a file of many problems linear: comparing each problem with every one
+// already reported took 4.6 s for a workflow of 8,000 misspelt steps.
+func covered(field string, paths map[string]bool) bool {
+	if paths[field] {
+		return true
+	}
+	for i := range len(field) {
+		if (field[i] == '.' || field[i] == '[') && paths[field[:i]] {
 			return true
 		}
 	}

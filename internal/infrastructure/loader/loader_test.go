@@ -370,3 +370,25 @@ func TestByteOrderMark(t *testing.T) {
 		t.Errorf("LoadBytes(UTF-16) = %v, want the file refused at 1:1", err)
 	}
 }
+
+// TestCovered: a problem is dropped when the decoder reported its field, or a field that
+// holds it (before a '.' or a '['), and only then.
+func TestCovered(t *testing.T) {
+	reported := map[string]bool{"steps[3]": true, "steps[4].retry": true, "inputs": true}
+	for field, want := range map[string]bool{
+		"steps[3]":                 true,
+		"steps[3].command":         true,
+		"steps[3][0]":              true,
+		"steps[4].retry.max":       true,
+		"inputs[0].name":           true,
+		"steps[30].command":        false, // steps[3] is not a field of steps[30]
+		"steps[4].retryx":          false,
+		"steps[4]":                 false, // a field that holds a reported one is not covered
+		"input":                    false,
+		"steps[4].retry_something": false,
+	} {
+		if got := covered(field, reported); got != want {
+			t.Errorf("covered(%q) = %v, want %v", field, got, want)
+		}
+	}
+}
