@@ -70,7 +70,7 @@ const modeConversation = "conversation"
 // position the model holds (a loader may point it more precisely by Field). It is pure: it
 // reads no file and evaluates no template.
 func (w *Workflow) Validate() Problems {
-	v := &validator{w: w, stepPos: map[string]Pos{}, stepTypes: map[string]StepType{}}
+	v := &validator{w: w, stepPos: map[string]Pos{}, stepTypes: map[string]StepType{}, agentAt: map[string]int{}, hints: NewHinter()}
 	v.workflowName()
 	v.inputs()
 	v.tools()
@@ -89,6 +89,10 @@ type validator struct {
 	stepPos   map[string]Pos      // first definition of each step name
 	stepTypes map[string]StepType // type of each step name's first definition
 	outVars   map[string]Pos
+	// agentAt is where each agent step's name is in the workflow's list of agent steps
+	// (see stepList).
+	agentAt map[string]int
+	hints   *Hinter
 }
 
 func (v *validator) errorf(field string, pos Pos, hint, format string, args ...any) {

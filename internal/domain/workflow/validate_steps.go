@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -85,8 +84,14 @@ func (v *validator) outputVar(r stepRef) {
 // starts; in a sequential list each step also sees the agent steps of the steps before it,
 // in a parallel one it does not (they run at the same time). It returns the agent steps of
 // the list, nested ones included.
+//
+// The only sequential list is the workflow's, which starts with nothing before it; every
+// other list is a parallel block's, whose steps all see what its block sees. So every list
+// of earlier agent steps is a prefix of one that grows (never a copy), and v.agentAt finds a
+// name in it in one look-up (see finished): copying or searching it at every step made
+// checking a workflow quadratic in its agent steps.
 func (v *validator) stepList(path string, steps []Step, earlier []string, sequential bool) []string {
-	seen := slices.Clone(earlier)
+	seen := earlier
 	var agents []string
 	for i := range steps {
 		s := &steps[i]
@@ -94,10 +99,22 @@ func (v *validator) stepList(path string, steps []Step, earlier []string, sequen
 		mine := v.step(p, s, seen)
 		agents = append(agents, mine...)
 		if sequential {
-			seen = append(seen, mine...)
+			for _, a := range mine {
+				if _, ok := v.agentAt[a]; !ok {
+					v.agentAt[a] = len(seen)
+				}
+				seen = append(seen, a)
+			}
 		}
 	}
 	return agents
+}
+
+// finished reports whether name is one of earlier, a prefix of the workflow's list of agent
+// steps (see stepList).
+func (v *validator) finished(name string, earlier []string) bool {
+	i, ok := v.agentAt[name]
+	return ok && i < len(earlier)
 }
 
 // step checks one step and returns its agent steps (itself, or those nested in it).
@@ -217,7 +234,7 @@ func (v *validator) continueFrom(path string, s *Step, earlier []string) {
 		return
 	}
 	field, pos := path+".continue_from", s.FieldPos("continue_from")
-	if slices.Contains(earlier, ref) {
+	if v.finished(ref, earlier) {
 		return
 	}
 	typ, exists := v.stepTypes[ref]
@@ -229,7 +246,7 @@ func (v *validator) continueFrom(path string, s *Step, earlier []string) {
 	case exists:
 		v.errorf(field, pos, "", "continue_from: step %q does not finish before this step starts; it must name an earlier agent step", ref)
 	default:
-		v.errorf(field, pos, DidYouMean(ref, earlier), "continue_from: no earlier agent step is named %q", ref)
+		v.errorf(field, pos, v.hints.DidYouMean(ref, earlier), "continue_from: no earlier agent step is named %q", ref)
 	}
 }
 

@@ -20,9 +20,13 @@ import (
 // on it). raw() in a command, and a model-chosen value that starts a command argument, are
 // warnings. Compiled forms stay cached for the run.
 func (t *Templater) Check(wf *workflow.Workflow) workflow.Problems {
-	c := &refChecker{t: t, wf: wf, steps: allStepNames(wf.Steps)}
+	c := &refChecker{t: t, wf: wf, steps: map[string]bool{}, declared: map[string]bool{}, hints: workflow.NewHinter()}
+	for _, name := range allStepNames(wf.Steps) {
+		c.steps[name] = true
+	}
+	c.blocks = blocksOf(wf.Steps)
 	for _, in := range wf.Inputs {
-		c.inputs = append(c.inputs, in.Name)
+		c.declare(in.Name)
 	}
 	for _, ref := range wf.Templates() {
 		c.check(ref)
@@ -32,11 +36,24 @@ func (t *Templater) Check(wf *workflow.Workflow) workflow.Problems {
 
 // refChecker accumulates the problems of one Check call.
 type refChecker struct {
-	t      *Templater
-	wf     *workflow.Workflow
-	inputs []string // declared inputs, implicit ones included
-	steps  []string // every step name and output_var of the workflow
-	probs  workflow.Problems
+	t  *Templater
+	wf *workflow.Workflow
+	// inputs are the declared inputs, implicit ones included, in order; declared holds the
+	// same names, to look them up.
+	inputs   []string
+	declared map[string]bool
+	steps    map[string]bool // every step name and output_var of the workflow
+	blocks   blocks
+	// hints bounds the work of hints: a file's problems and the names they are compared
+	// with both grow with it (see workflow.Hinter).
+	hints *workflow.Hinter
+	probs workflow.Problems
+}
+
+// declare adds an input name.
+func (c *refChecker) declare(name string) {
+	c.inputs = append(c.inputs, name)
+	c.declared[name] = true
 }
 
 func (c *refChecker) check(r workflow.TemplateRef) {
@@ -190,11 +207,11 @@ func (c *refChecker) chain(r workflow.TemplateRef, top *ref, off int) {
 // input declares an undeclared input as an implicit required string, with a warning. A
 // lenient reference (inputs?.x, inputs.x ?? d) does not require the input.
 func (c *refChecker) input(r workflow.TemplateRef, name string, off int, lenient bool) {
-	if slices.Contains(c.inputs, name) || lenient {
+	if c.declared[name] || lenient {
 		return
 	}
-	hint := workflow.DidYouMean(name, c.inputs)
-	c.inputs = append(c.inputs, name)
+	hint := c.hints.DidYouMean(name, c.inputs)
+	c.declare(name)
 	pos := c.pos(r, off)
 	c.wf.Inputs = append(c.wf.Inputs, workflow.Input{
 		Name: name, Type: workflow.TypeString, Required: true, Implicit: true, Pos: pos,
@@ -221,16 +238,16 @@ func (c *refChecker) stepHint(r workflow.TemplateRef, name string) string {
 	case r.Step == nil && r.Field != "output":
 		return "tools, sandbox and approval rules run within any step and cannot read step states"
 	case r.Step == nil:
-		return workflow.DidYouMean(name, r.Visible)
+		return c.hints.DidYouMean(name, r.Visible)
 	case r.Step.Name == name || r.Step.OutputVar == name:
 		return "a step cannot read its own state"
-	case slices.Contains(c.steps, name):
-		if sibling(c.wf.Steps, r.Step, name) {
+	case c.steps[name]:
+		if c.blocks.siblings(r.Step, name) {
 			return fmt.Sprintf("%q runs in parallel with this step", name)
 		}
 		return fmt.Sprintf("%q runs later", name)
 	}
-	return workflow.DidYouMean(name, r.Visible)
+	return c.hints.DidYouMean(name, r.Visible)
 }
 
 func (c *refChecker) field(r workflow.TemplateRef, off int, segs, fields []string) {
@@ -345,38 +362,49 @@ func allStepNames(steps []workflow.Step) []string {
 	return names
 }
 
-// sibling reports whether name is a step of the same parallel block as s.
-func sibling(steps []workflow.Step, s *workflow.Step, name string) bool {
-	for i := range steps {
-		p := steps[i].Parallel
-		if p == nil {
-			continue
-		}
-		mine, theirs := false, false
-		for j := range p.Steps {
-			child := &p.Steps[j]
-			mine = mine || contains(child, s)
-			theirs = theirs || slices.Contains(allStepNames([]workflow.Step{*child}), name)
-		}
-		if mine {
-			return theirs
-		}
-	}
-	return false
+// blocks says which of a workflow's top-level parallel blocks each step is inside, to tell a
+// step that runs later from one that runs beside another, in one look-up: searching the
+// blocks for each reference to a later step made checking a workflow quadratic.
+type blocks struct {
+	of    map[*workflow.Step]int // a step nested in a top-level block: the block's index
+	names map[blockName]bool     // the step names and output_vars nested in each block
 }
 
-// contains reports whether s is step p or nested in it.
-func contains(p, s *workflow.Step) bool {
-	if p == s {
-		return true
-	}
-	if p.Parallel == nil {
-		return false
-	}
-	for i := range p.Parallel.Steps {
-		if contains(&p.Parallel.Steps[i], s) {
-			return true
+type blockName struct {
+	block int
+	name  string
+}
+
+// blocksOf indexes the top-level parallel blocks of steps.
+func blocksOf(steps []workflow.Step) blocks {
+	b := blocks{of: map[*workflow.Step]int{}, names: map[blockName]bool{}}
+	for i := range steps {
+		if steps[i].Parallel == nil {
+			continue
+		}
+		for j := range steps[i].Parallel.Steps {
+			b.index(i, &steps[i].Parallel.Steps[j])
 		}
 	}
-	return false
+	return b
+}
+
+// index records s, and the steps nested in it, as inside block i.
+func (b blocks) index(i int, s *workflow.Step) {
+	b.of[s] = i
+	b.names[blockName{i, s.Name}] = true
+	if s.OutputVar != "" {
+		b.names[blockName{i, s.OutputVar}] = true
+	}
+	if s.Parallel != nil {
+		for j := range s.Parallel.Steps {
+			b.index(i, &s.Parallel.Steps[j])
+		}
+	}
+}
+
+// siblings reports whether name is a step of the same top-level parallel block as s.
+func (b blocks) siblings(s *workflow.Step, name string) bool {
+	i, ok := b.of[s]
+	return ok && b.names[blockName{i, name}]
 }

@@ -95,6 +95,18 @@ func TestCheckStepReferences(t *testing.T) {
 			want: []problem{{Pos: "wf.yaml:3:21: ", Field: "steps[0].steps[1].command", Msg: `step "c1" is not earlier in the workflow`, Hint: `"c1" runs in parallel with this step`}},
 		},
 		{
+			name: "a step nested in a sibling is beside it, one in a later block later",
+			steps: []workflow.Step{
+				parallel("one", 1, parallel("inner", 2, shell("deep", "x", 3)),
+					shell("c2", "echo {{states.deep.output}} {{states.c3.output}}", 4)),
+				parallel("two", 5, shell("c3", "y", 6)),
+			},
+			want: []problem{
+				{Pos: "wf.yaml:4:21: ", Field: "steps[0].steps[1].command", Msg: `step "deep" is not earlier in the workflow`, Hint: `"deep" runs in parallel with this step`},
+				{Pos: "wf.yaml:4:44: ", Field: "steps[0].steps[1].command", Msg: `step "c3" is not earlier in the workflow`, Hint: `"c3" runs later`},
+			},
+		},
+		{
 			name: "after the block, children are visible",
 			steps: []workflow.Step{
 				parallel("par", 1, shell("c1", "x", 2)),
