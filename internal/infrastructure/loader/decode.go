@@ -31,6 +31,12 @@ type decoder struct {
 	paths   map[string]workflow.Pos
 	blocks  map[string]workflow.Pos // literal block scalars' first characters, by path; nil: none
 	anchors map[string][]anchorDef
+	// anchorNames are the names of anchors, in the order they were first defined: the
+	// names an unknown alias may have meant.
+	anchorNames []string
+	// hints bounds the work of hints: a file's unknown aliases and its anchors both grow
+	// with it (see workflow.Hinter).
+	hints *workflow.Hinter
 	// suppress lists field paths Validate should not report: the keys suggested for
 	// misspelt ones, whose absence is a consequence of the misspelling.
 	suppress []string
@@ -56,6 +62,7 @@ func newDecoder(file string, data []byte) *decoder {
 		src:     strings.Split(string(data), "\n"),
 		paths:   map[string]workflow.Pos{},
 		anchors: map[string][]anchorDef{},
+		hints:   workflow.NewHinter(),
 	}
 }
 
@@ -191,6 +198,9 @@ func (d *decoder) collectAnchors(n ast.Node, depth int) {
 	case *ast.AnchorNode:
 		if !isNil(v.Name) && v.Name.GetToken() != nil && v.Start != nil && v.Start.Position != nil {
 			name := v.Name.GetToken().Value
+			if _, ok := d.anchors[name]; !ok {
+				d.anchorNames = append(d.anchorNames, name)
+			}
 			d.anchors[name] = append(d.anchors[name], anchorDef{
 				line: v.Start.Position.Line, col: v.Start.Position.Column, node: v.Value,
 			})
@@ -272,11 +282,7 @@ func (d *decoder) alias(path string, a *ast.AliasNode) (ast.Node, bool) {
 			// The hint names the anchors of the whole file, which only its whole parse knows.
 			d.split.failed = true
 		}
-		names := make([]string, 0, len(d.anchors))
-		for k := range d.anchors {
-			names = append(names, k)
-		}
-		d.errorf(path, d.pos(a), workflow.DidYouMean(name, names), "unknown alias *%s: no anchor &%s defined before it", name, name)
+		d.errorf(path, d.pos(a), d.hints.DidYouMean(name, d.anchorNames), "unknown alias *%s: no anchor &%s defined before it", name, name)
 		return nil, false
 	}
 	return found, true
