@@ -12,6 +12,7 @@ import (
 
 	"github.com/awf-dev/awf/internal/application/registry"
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
 )
@@ -233,5 +234,34 @@ func TestRefinedBuiltinShadowsNothing(t *testing.T) {
 	}
 	if res := r.Call(t.Context(), "read_file", map[string]any{}, registry.CallOptions{}); !strings.HasPrefix(fmt.Sprint(res.Data), "narrow read:") {
 		t.Errorf("read_file resolves to %+v; want the refined tool", res)
+	}
+}
+
+// TestUnknownToolHintFollowsChanges: the names an unknown reference is compared with are
+// kept between references, and dropped when a tool comes or goes.
+func TestUnknownToolHintFollowsChanges(t *testing.T) {
+	r := newRegistry(t)
+	describe := func(name string) string {
+		_, err := r.Describe(context.Background(), ports.ToolQuery{Names: []string{name}})
+		if err == nil {
+			return ""
+		}
+		return err.Error()
+	}
+	if err := r.Register(echo("alpha", "a:")); err != nil {
+		t.Fatal(err)
+	}
+	if got := describe("alpah"); !strings.Contains(got, `did you mean "alpha"?`) {
+		t.Fatalf("alpah: %q", got)
+	}
+	if err := r.Register(echo("bravo", "b:")); err != nil {
+		t.Fatal(err)
+	}
+	if got := describe("bravvo"); !strings.Contains(got, `did you mean "bravo"?`) {
+		t.Errorf("after registering bravo, bravvo: %q", got)
+	}
+	r.Unregister("bravo")
+	if got := describe("bravvo"); strings.Contains(got, "did you mean") {
+		t.Errorf("after unregistering bravo, bravvo: %q", got)
 	}
 }

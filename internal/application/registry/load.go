@@ -3,6 +3,7 @@ package registry
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -155,6 +156,7 @@ func (r *Registry) insertLocked(e *entry) (workflow.Problem, bool) {
 		return problem(e, "tool %q is defined twice at the %s level: here and at %s", e.Name, e.Level, where(old)), false
 	}
 	table[e.Name] = e
+	r.names.Store(nil)
 	return workflow.Problem{}, true
 }
 
@@ -177,6 +179,7 @@ func (r *Registry) insertInstalledLocked(e *entry) (workflow.Problem, bool) {
 	list = append(list, e)
 	slices.SortFunc(list, func(a, b *entry) int { return b.semver.Compare(a.semver) })
 	r.installed[m.Ref()] = list
+	r.names.Store(nil)
 	return workflow.Problem{}, true
 }
 
@@ -189,6 +192,7 @@ func (r *Registry) presentLocked(e *entry) bool {
 }
 
 func (r *Registry) removeLocked(e *entry) {
+	r.names.Store(nil)
 	if e.Level == tool.LevelInstalled {
 		ref := e.Manifest.Ref()
 		r.installed[ref] = slices.DeleteFunc(r.installed[ref], func(x *entry) bool { return x == e })
@@ -271,10 +275,7 @@ func (r *Registry) targetLocked(e *entry) (*entry, error) {
 	if t := r.levels[e.alias.Level][e.alias.Target]; t != nil && t != e {
 		return t, nil
 	}
-	var names []string
-	for n := range r.levels[e.alias.Level] {
-		names = append(names, n)
-	}
+	names := slices.Sorted(maps.Keys(r.levels[e.alias.Level])) // sorted: the same hint every time
 	msg := fmt.Sprintf("there is no %s tool %q", e.alias.Level, e.alias.Target)
 	if h := workflow.DidYouMean(e.alias.Target, names); h != "" {
 		msg += " (" + h + ")"

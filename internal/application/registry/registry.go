@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -41,6 +42,10 @@ type Registry struct {
 	mu        sync.RWMutex
 	levels    map[tool.Level]map[string]*entry
 	installed map[string][]*entry // "owner/name" -> versions, highest first
+	// names caches namesLocked's list, built on the first unknown reference after a change
+	// and dropped (nil) by every change: sorting every name for each unknown reference made
+	// checking a workflow of many such references quadratic.
+	names atomic.Pointer[[]string]
 
 	handler Handler
 	cache   resultCache
@@ -135,6 +140,7 @@ func (r *Registry) Register(t tool.Tool) error {
 		return fault.New(fault.Invalid, "tool %q is already registered (%s)", e.Name, where(old))
 	}
 	r.levels[tool.LevelBuiltin][e.Name] = e
+	r.names.Store(nil)
 	return nil
 }
 
@@ -147,11 +153,13 @@ func (r *Registry) Unregister(name string) bool {
 		ref, _, _ := strings.Cut(name, "@")
 		_, ok := r.installed[ref]
 		delete(r.installed, ref)
+		r.names.Store(nil)
 		return ok
 	}
 	for _, l := range tool.Levels {
 		if _, ok := r.levels[l][name]; ok {
 			delete(r.levels[l], name)
+			r.names.Store(nil)
 			return true
 		}
 	}

@@ -115,8 +115,12 @@ func (r *Registry) unknownLocked(ref string) error {
 	return fault.New(fault.Invalid, "unknown tool %q", ref)
 }
 
-// namesLocked lists every name a reference may use.
+// namesLocked lists every name a reference may use, sorted. The list is shared: callers must
+// not change it.
 func (r *Registry) namesLocked() []string {
+	if p := r.names.Load(); p != nil {
+		return *p
+	}
 	var names []string
 	for _, l := range tool.Levels {
 		for n := range r.levels[l] {
@@ -127,7 +131,9 @@ func (r *Registry) namesLocked() []string {
 		names = append(names, ref)
 	}
 	slices.Sort(names)
-	return slices.Compact(names)
+	names = slices.Compact(names)
+	r.names.Store(&names)
+	return names
 }
 
 func versionList(es []*entry) []string {
