@@ -73,6 +73,7 @@ func main() {
 	b.sandboxedCall()
 	b.memory()
 	b.auditReading()
+	b.validateProblems()
 	b.nesting()
 	fmt.Printf("\n%d target(s) checked, %d failed\n", b.checked, b.failed)
 }
@@ -107,17 +108,17 @@ func (b *bench) interleaved(runs int, cmds ...[]string) []stats {
 	for i := range counts {
 		counts[i] = runs
 	}
-	return b.rounds(counts, cmds)
+	return b.rounds(counts, 0, cmds)
 }
 
 // rounds is interleaved with a number of runs per command: a round runs every command that
 // has runs left.
-func (b *bench) rounds(counts []int, cmds [][]string) []stats {
+func (b *bench) rounds(counts []int, code int, cmds [][]string) []stats {
 	ss := make([][]sample, len(cmds))
 	for round := 0; round < slices.Max(counts); round++ {
 		for i, argv := range cmds {
 			if round < counts[i] {
-				ss[i] = append(ss[i], b.once(0, argv))
+				ss[i] = append(ss[i], b.once(code, argv))
 			}
 		}
 	}
@@ -294,7 +295,7 @@ func (b *bench) steps(full bool) {
 	}
 	cmds = append(cmds, []string{"sh", "-c", `i=0; while [ $i -lt 50 ]; do sh -c true; i=$((i+1)); done`})
 	counts = append(counts, b.runs)
-	s := b.rounds(counts, cmds)
+	s := b.rounds(counts, 0, cmds)
 	one, bare := s[0], s[len(s)-1]
 	cost := make([]stepCost, len(sizes))
 	for i, n := range sizes[1:] {
@@ -467,6 +468,26 @@ func (b *bench) nesting() {
 	base := b.measure(b.runs, b.awf, "validate", filepath.Join(b.dir, "three.yaml"))
 	b.target("validate refuses it: wall", wallMS(s), 100, fmt.Sprintf("[validate of 3 steps: %s]", wallMS(base)))
 	b.target("validate refuses it: peak RSS", rssMiB(s), 50, fmt.Sprintf("[validate of 3 steps: %s]", rssMiB(base)))
+}
+
+// validateProblems measures `awf validate` of a workflow whose every step names a step that
+// does not exist, per step, at 4,000 steps against 500 (each over a 1-step one): checking a
+// step, and finding a hint for its problem, must not cost more in a longer file.
+func (b *bench) validateProblems() {
+	fmt.Println("\n== validating a workflow whose every step has a problem (a reference to a step that does not exist)")
+	wf := func(n int) string {
+		var sb strings.Builder
+		sb.WriteString("name: broken\nsteps:\n")
+		for i := range n {
+			fmt.Fprintf(&sb, "  - {name: s%05d, type: shell, command: 'echo {{states.nope%05d.output}}'}\n", i, i)
+		}
+		return b.write(fmt.Sprintf("broken%d.yaml", n), sb.String())
+	}
+	s := b.rounds([]int{b.runs, b.runs, b.runs}, 2, [][]string{
+		{b.awf, "validate", wf(1)}, {b.awf, "validate", wf(500)}, {b.awf, "validate", wf(4000)}})
+	per := func(st stats, n int) figure { return wallMS(st).minus(wallMS(s[0])).per(float64(n-1), "ms/step") }
+	b.target("4,000 steps: wall per step against 500", per(s[2], 4000).over(per(s[1], 500)), 1.2,
+		fmt.Sprintf("[4,000: %s; 500: %s; over a 1-step file]", per(s[2], 4000), per(s[1], 500)))
 }
 
 // tmpfsWarning says when dir is in memory: the state is then never really synced to a disk,
