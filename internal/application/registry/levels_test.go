@@ -264,4 +264,17 @@ func TestUnknownToolHintFollowsChanges(t *testing.T) {
 	if got := describe("bravvo"); strings.Contains(got, "did you mean") {
 		t.Errorf("after unregistering bravo, bravvo: %q", got)
 	}
+	// A name defined at two levels stays a hint until both definitions are gone.
+	if _, err := r.Load(static(tool.LevelProject, tools(echo("alpha", "project:")))); err != nil {
+		t.Fatal(err)
+	}
+	describe("alpah")
+	r.Unregister("alpha")
+	if got := describe("alpah"); !strings.Contains(got, `did you mean "alpha"?`) {
+		t.Errorf("with alpha still built in, alpah: %q", got)
+	}
+	r.Unregister("alpha")
+	if got := describe("alpah"); strings.Contains(got, "did you mean") {
+		t.Errorf("with no alpha left, alpah: %q", got)
+	}
 }

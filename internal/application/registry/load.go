@@ -192,17 +192,42 @@ func (r *Registry) presentLocked(e *entry) bool {
 }
 
 func (r *Registry) removeLocked(e *entry) {
-	r.names.Store(nil)
 	if e.Level == tool.LevelInstalled {
 		ref := e.Manifest.Ref()
 		r.installed[ref] = slices.DeleteFunc(r.installed[ref], func(x *entry) bool { return x == e })
 		if len(r.installed[ref]) == 0 {
 			delete(r.installed, ref)
+			r.forgetNameLocked(ref)
 		}
 		return
 	}
 	if r.levels[e.Level][e.Name] == e {
 		delete(r.levels[e.Level], e.Name)
+		r.forgetNameLocked(e.Name)
+	}
+}
+
+// forgetNameLocked takes name out of the cached names (see Registry.names) once nothing is
+// registered under it. Loading drops each definition it cannot build (an alias of a tool
+// that does not exist) right after looking for a hint, so dropping the whole list there
+// would sort every name again for each of them.
+func (r *Registry) forgetNameLocked(name string) {
+	p := r.names.Load()
+	if p == nil {
+		return
+	}
+	for _, l := range tool.Levels {
+		if _, ok := r.levels[l][name]; ok {
+			return
+		}
+	}
+	if _, ok := r.installed[name]; ok {
+		return
+	}
+	if i, ok := slices.BinarySearch(*p, name); ok {
+		// In place: the list is only read under the lock, which this caller holds to write.
+		names := slices.Delete(*p, i, i+1)
+		r.names.Store(&names)
 	}
 }
 

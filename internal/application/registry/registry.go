@@ -42,9 +42,10 @@ type Registry struct {
 	mu        sync.RWMutex
 	levels    map[tool.Level]map[string]*entry
 	installed map[string][]*entry // "owner/name" -> versions, highest first
-	// names caches namesLocked's list, built on the first unknown reference after a change
-	// and dropped (nil) by every change: sorting every name for each unknown reference made
-	// checking a workflow of many such references quadratic.
+	// names caches namesLocked's list, built on the first unknown reference after a change:
+	// dropped (nil) when a tool is added, a name taken out when its last tool goes (see
+	// forgetNameLocked). Sorting every name for each unknown reference made checking a
+	// workflow of many such references, or loading many aliases of missing tools, quadratic.
 	names atomic.Pointer[[]string]
 
 	handler Handler
@@ -153,13 +154,13 @@ func (r *Registry) Unregister(name string) bool {
 		ref, _, _ := strings.Cut(name, "@")
 		_, ok := r.installed[ref]
 		delete(r.installed, ref)
-		r.names.Store(nil)
+		r.forgetNameLocked(ref)
 		return ok
 	}
 	for _, l := range tool.Levels {
 		if _, ok := r.levels[l][name]; ok {
 			delete(r.levels[l], name)
-			r.names.Store(nil)
+			r.forgetNameLocked(name)
 			return true
 		}
 	}
