@@ -25,7 +25,7 @@ func (r *Registry) cyclesLocked() workflow.Problems {
 		color[e] = grey
 		stack = append(stack, e)
 		for _, ref := range e.Manifest.References() {
-			t, err := r.resolveLocked(ref.Tool, e)
+			t, err := r.lookupLocked(ref.Tool, e, false)
 			if err != nil {
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -315,5 +316,27 @@ func TestDescribe(t *testing.T) {
 	}
 	if _, err := r.Describe(t.Context(), ports.ToolQuery{Names: []string{"ad"}}); fault.KindOf(err) != fault.Invalid {
 		t.Errorf("Describe(ad) = %v, want an invalid error", err)
+	}
+}
+
+// BenchmarkLoadManifestsCallingMissingTools loads n manifests whose step calls a tool that
+// does not exist, with n aliases beside them: the cost per manifest must not grow with n
+// (the cycle check once looked for a hint for every such reference).
+func BenchmarkLoadManifestsCallingMissingTools(b *testing.B) {
+	for _, n := range []int{200, 3200} {
+		b.Run(fmt.Sprintf("manifests=%d", n), func(b *testing.B) {
+			set := tool.Set{}
+			for i := range n {
+				set.Manifests = append(set.Manifests, manifest(fmt.Sprintf("m%d", i), tool.MetaStep{Tool: fmt.Sprintf("nope%d", i), OutputVar: "o"}))
+				set.Tools = append(set.Tools, echo(fmt.Sprintf("t%d", i), ""))
+			}
+			for b.Loop() {
+				r := bareRegistry(b, registry.Config{})
+				if _, err := r.Load(static(tool.LevelProject, set)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/manifest")
+		})
 	}
 }

@@ -20,12 +20,20 @@ func (r *Registry) resolve(ref string, skip *entry) (*entry, error) {
 }
 
 func (r *Registry) resolveLocked(ref string, skip *entry) (*entry, error) {
+	return r.lookupLocked(ref, skip, true)
+}
+
+// lookupLocked is resolveLocked; with hint false, the error for a name nothing defines has no
+// "did you mean", for a caller that only needs to know (the cycle check, which looks up
+// every reference of every manifest: finding hints there made loading many manifests that
+// call missing tools quadratic).
+func (r *Registry) lookupLocked(ref string, skip *entry, hint bool) (*entry, error) {
 	owner, name, constraint, err := tool.ParseRef(ref)
 	if err != nil {
 		return nil, fault.Wrap(fault.Invalid, err)
 	}
 	if owner != "" {
-		return r.installedLocked(owner+"/"+name, constraint, skip)
+		return r.installedLocked(owner+"/"+name, constraint, skip, hint)
 	}
 	for _, l := range tool.Levels {
 		e := r.levels[l][name]
@@ -39,19 +47,19 @@ func (r *Registry) resolveLocked(ref string, skip *entry) (*entry, error) {
 		}
 		return e, nil
 	}
-	if e, err, found := r.installedByNameLocked(name, constraint, skip); found {
+	if e, err, found := r.installedByNameLocked(name, constraint, skip, hint); found {
 		return e, err
 	}
-	return nil, r.unknownLocked(ref)
+	return nil, r.unknownLocked(ref, hint)
 }
 
 // installedLocked picks the highest installed version of owner/name satisfying constraint.
-func (r *Registry) installedLocked(ref, constraint string, skip *entry) (*entry, error) {
+func (r *Registry) installedLocked(ref, constraint string, skip *entry, hint bool) (*entry, error) {
 	versions := slices.DeleteFunc(slices.Clone(r.installed[ref]), func(e *entry) bool { return e == skip })
 	if len(versions) == 0 {
 		msg := fmt.Sprintf("tool %s is not installed (install it with: awf tools install %s)", ref, refWith(ref, constraint))
-		if hint := workflow.DidYouMean(ref, r.namesLocked()); hint != "" {
-			msg += "; " + hint
+		if h := r.hintLocked(ref, hint); h != "" {
+			msg += "; " + h
 		}
 		return nil, fault.New(fault.Invalid, "%s", msg)
 	}
@@ -73,7 +81,7 @@ func (r *Registry) installedLocked(ref, constraint string, skip *entry) (*entry,
 
 // installedByNameLocked is the last resort for a bare name: the installed tools of that name,
 // if a single owner has them.
-func (r *Registry) installedByNameLocked(name, constraint string, skip *entry) (*entry, error, bool) {
+func (r *Registry) installedByNameLocked(name, constraint string, skip *entry, hint bool) (*entry, error, bool) {
 	var refs []string
 	for ref := range r.installed {
 		if _, n, _ := strings.Cut(ref, "/"); n == name {
@@ -84,7 +92,7 @@ func (r *Registry) installedByNameLocked(name, constraint string, skip *entry) (
 	case 0:
 		return nil, nil, false
 	case 1:
-		e, err := r.installedLocked(refs[0], constraint, skip)
+		e, err := r.installedLocked(refs[0], constraint, skip, hint)
 		return e, err, true
 	}
 	slices.Sort(refs)
@@ -108,11 +116,20 @@ func satisfies(e *entry, constraint string) error {
 }
 
 // unknownLocked is the error for a name nothing defines.
-func (r *Registry) unknownLocked(ref string) error {
-	if hint := workflow.DidYouMean(ref, r.namesLocked()); hint != "" {
-		return fault.New(fault.Invalid, "unknown tool %q (%s)", ref, hint)
+func (r *Registry) unknownLocked(ref string, hint bool) error {
+	if h := r.hintLocked(ref, hint); h != "" {
+		return fault.New(fault.Invalid, "unknown tool %q (%s)", ref, h)
 	}
 	return fault.New(fault.Invalid, "unknown tool %q", ref)
+}
+
+// hintLocked is the "did you mean" for ref among every name a reference may use, when hint
+// is set.
+func (r *Registry) hintLocked(ref string, hint bool) string {
+	if !hint {
+		return ""
+	}
+	return workflow.DidYouMean(ref, r.namesLocked())
 }
 
 // namesLocked lists every name a reference may use, sorted. The list is shared: callers must
