@@ -137,7 +137,8 @@ func compilePaths(pp workflow.PathPolicy, narrow []string, ctx Context) (read, w
 	}
 	write = minimalRoots(write)
 	read = minimalRoots(append(slices.Clone(SystemRead), userRead...))
-	read = slices.DeleteFunc(read, func(p string) bool { return coveredBy(p, write) })
+	writable := rootsOf(write)
+	read = slices.DeleteFunc(read, writable.covers)
 	for _, pat := range append(slices.Clone(DefaultProtect), pp.Protect...) {
 		abs, err := absPattern("sandbox.paths.protect", pat, ctx)
 		if err != nil {
@@ -188,8 +189,31 @@ func within(p, root string) bool {
 	return p == root || root == "/" || strings.HasPrefix(p, root+"/")
 }
 
-func coveredBy(p string, roots []string) bool {
-	return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+// rootSet is a set of roots, to tell whether a path is within one of them by looking up the
+// path and each of its ancestors rather than comparing it with every root: a policy of
+// thousands of paths compared each with all the others.
+type rootSet map[string]bool
+
+func rootsOf(roots []string) rootSet {
+	s := rootSet{}
+	for _, r := range roots {
+		s[r] = true
+	}
+	return s
+}
+
+// covers reports whether p is within one of the roots (see within): is one, or starts with
+// one followed by "/", or "/" is one.
+func (s rootSet) covers(p string) bool {
+	if s[p] || s["/"] {
+		return true
+	}
+	for i := range len(p) {
+		if p[i] == '/' && s[p[:i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // intersectPaths returns the trees both lists allow: the deeper of each related pair.
@@ -220,9 +244,11 @@ func minimalRoots(paths []string) []string {
 	slices.Sort(paths)
 	paths = slices.Compact(paths)
 	out := paths[:0]
+	kept := rootSet{}
 	for _, p := range paths {
-		if !coveredBy(p, out) {
+		if !kept.covers(p) {
 			out = append(out, p)
+			kept[p] = true
 		}
 	}
 	return out

@@ -231,13 +231,14 @@ func (m *mounts) protect() error {
 		m.notes = append(m.notes, fmt.Sprintf("protect: stopped looking for matches of ** patterns after %d entries", maxProtectWalk))
 	}
 	var targets, pins []string
+	reachable := rootsOf(append(slices.Clone(m.spec.Read), m.spec.Write...))
 	for _, p := range matches {
 		fi, err := os.Lstat(p)
 		if err != nil {
 			continue
 		}
 		if fi.Mode()&os.ModeSymlink != 0 {
-			if p, err = filepath.EvalSymlinks(p); err != nil || !coveredBy(p, append(slices.Clone(m.spec.Read), m.spec.Write...)) {
+			if p, err = filepath.EvalSymlinks(p); err != nil || !reachable.covers(p) {
 				continue // dangling, or out of reach anyway
 			}
 		}
@@ -258,8 +259,9 @@ func (m *mounts) protect() error {
 	}
 	slices.SortFunc(pins, byDepth)
 	slices.SortFunc(targets, byDepth)
+	hidden := rootsOf(targets)
 	for _, d := range slices.Compact(pins) {
-		if slices.ContainsFunc(targets, func(t string) bool { return within(d, t) }) {
+		if hidden.covers(d) {
 			continue
 		}
 		if err := m.rebind(d, 0, 0, true); err != nil {
@@ -271,9 +273,9 @@ func (m *mounts) protect() error {
 		return err
 	}
 	defer src.close() // attached by then, mostly: see maskSource.attached
-	var done []string
+	done := rootSet{}
 	for _, p := range slices.Compact(targets) {
-		if coveredBy(p, done) {
+		if done.covers(p) {
 			continue // beneath a directory already hidden
 		}
 		hide := src.hide
@@ -283,7 +285,7 @@ func (m *mounts) protect() error {
 		if err := hide(p); err != nil {
 			return err
 		}
-		done = append(done, p)
+		done[p] = true
 	}
 	return nil
 }

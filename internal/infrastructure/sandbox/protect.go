@@ -170,7 +170,7 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 		return slices.Compact(matches), last.truncated
 	}
 	delete(x.last, key)
-	w := &protectWalk{deep: deep, hidden: hidden, old: x.sets[key], seen: map[string]*dirRecord{}, now: now(),
+	w := &protectWalk{deep: indexPatterns(deep), hidden: hidden, old: x.sets[key], seen: map[string]*dirRecord{}, now: now(),
 		watch: x.watch, reads: &x.reads, stats: &x.stats, entries: &x.entries}
 	for _, root := range walks {
 		// A root reached through a symbolic link (a working directory under a linked
@@ -206,7 +206,7 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 
 // protectWalk is one walk of Matches.
 type protectWalk struct {
-	deep   [][]string
+	deep   patternIndex
 	hidden map[string]bool       // directories a static pattern matched: hidden whole, not entered
 	old    map[string]*dirRecord // the records of the last walk with these patterns
 	seen   map[string]*dirRecord // the records of this one
@@ -242,7 +242,7 @@ func (w *protectWalk) visit(p string, kind itemKind) error {
 // kind says what the walk does with the entry p.
 func (w *protectWalk) kind(p string, isDir bool) itemKind {
 	switch {
-	case matchAny(w.deep, p), isDir && w.hidden[p]:
+	case w.deep.matchAny(p), isDir && w.hidden[p]:
 		return itemMatch
 	case isDir && filepath.Base(p) == ".git":
 		return itemGit
@@ -330,19 +330,47 @@ func foldBelow(dir, pat string) string {
 	return caseFold(pat)
 }
 
-// matchAny reports whether the path p matches one of the split patterns, without regard to
-// case. The last segment is tried first: it rules out nearly every entry without splitting
-// the path.
-func matchAny(pats [][]string, p string) bool {
+// patternIndex holds split patterns by their leading literal segments (those with no glob
+// character), joined with "/": a path can match a pattern only if its own leading segments
+// are those, so it is compared with the patterns filed under one of its prefixes, not with
+// all. Every entry of a walk was compared with every pattern, which made a policy of
+// thousands of protect patterns cost their number times the entries at every call.
+type patternIndex map[string][][]string
+
+func indexPatterns(pats [][]string) patternIndex {
+	x := patternIndex{}
+	for _, pat := range pats {
+		n := 0
+		for n < len(pat) && pat[n] != "**" && !strings.ContainsAny(pat[n], `*?[\`) {
+			n++
+		}
+		key := strings.Join(pat[:n], "/")
+		x[key] = append(x[key], pat)
+	}
+	return x
+}
+
+// matchAny reports whether the path p matches one of the patterns, without regard to case.
+// The last segment is tried first: it rules out nearly every entry without matching the rest.
+func (x patternIndex) matchAny(p string) bool {
+	if len(x) == 0 {
+		return false
+	}
 	name := strings.ToLower(filepath.Base(p))
-	return slices.ContainsFunc(pats, func(pat []string) bool {
-		if last := pat[len(pat)-1]; last != "**" {
-			if ok, _ := path.Match(last, name); !ok {
-				return false
+	segs := splitPath(strings.ToLower(p))
+	for k := 0; k <= len(segs); k++ {
+		for _, pat := range x[strings.Join(segs[:k], "/")] {
+			if last := pat[len(pat)-1]; last != "**" {
+				if ok, _ := path.Match(last, name); !ok {
+					continue
+				}
+			}
+			if matchSegments(pat, segs) {
+				return true
 			}
 		}
-		return matchSegments(pat, splitPath(strings.ToLower(p)))
-	})
+	}
+	return false
 }
 
 // caseFold turns every letter of a filepath.Match pattern into a [xX] class, so that Glob

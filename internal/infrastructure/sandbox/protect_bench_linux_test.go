@@ -44,3 +44,35 @@ func BenchmarkProtectIndexUnchanged(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProtectIndexManyPatterns is the walk of a sandboxed call in a workspace of 2,000
+// files whose policy protects 10 or 4,000 directories by ** patterns: the cost per entry
+// must not grow with the patterns that cannot match it (each entry was compared with every
+// pattern).
+func BenchmarkProtectIndexManyPatterns(b *testing.B) {
+	ws := b.TempDir()
+	for i := range 100 {
+		d := filepath.Join(ws, "src", fmt.Sprintf("pkg%d", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for k := range 20 {
+			if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.go", k)), nil, 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, n := range []int{10, 4000} {
+		b.Run(fmt.Sprintf("patterns=%d", n), func(b *testing.B) {
+			pats := []string{filepath.Join(ws, "**/.env")}
+			for i := range n {
+				pats = append(pats, filepath.Join(ws, fmt.Sprintf("gen%d/**", i)))
+			}
+			idx := ProtectIndex{statOnly: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+			defer idx.Close()
+			for b.Loop() {
+				idx.Matches(ws, pats)
+			}
+		})
+	}
+}

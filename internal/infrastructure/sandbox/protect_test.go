@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,5 +244,67 @@ func TestProtectIndexRacyDirectory(t *testing.T) {
 	idx.Matches(ws, pats)
 	if idx.reads == before {
 		t.Error("a directory created just now was trusted without being read again")
+	}
+}
+
+// TestPatternIndexMatchesAsEveryPattern compares the index with trying every pattern, on
+// random patterns (literal, glob and ** segments, backslashes, upper case) and paths built
+// from the same segments.
+func TestPatternIndexMatchesAsEveryPattern(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	segs := []string{"a", "B", "src", ".git", "x?", "*.go", "[ab]", "**", `q\*`, "q*", `b\c`, "bc", "main.go", "hooks", "A"}
+	pick := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = segs[rng.IntN(len(segs))]
+		}
+		return out
+	}
+	for round := range 2000 {
+		var pats [][]string
+		for range rng.IntN(6) {
+			pats = append(pats, splitPath(strings.ToLower("/"+strings.Join(pick(1+rng.IntN(4)), "/"))))
+		}
+		x := indexPatterns(pats)
+		for range 20 {
+			p := "/" + strings.Join(pick(rng.IntN(5)), "/")
+			if got, want := x.matchAny(p), everyPattern(pats, p); got != want {
+				t.Fatalf("round %d: %q against %q: index %v, every pattern %v", round, p, pats, got, want)
+			}
+		}
+	}
+}
+
+// everyPattern is what patternIndex.matchAny stands for: p tried against every pattern.
+func everyPattern(pats [][]string, p string) bool {
+	return slices.ContainsFunc(pats, func(pat []string) bool {
+		return matchSegments(pat, splitPath(strings.ToLower(p)))
+	})
+}
+
+// TestRootSetCoversAsWithin compares rootSet.covers with trying within against every root.
+func TestRootSetCoversAsWithin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	parts := []string{"", "a", "ab", "a-b", "b", "/", "a/b", "c"}
+	path := func() string {
+		var b strings.Builder
+		for range rng.IntN(4) {
+			b.WriteString("/" + parts[rng.IntN(len(parts))])
+		}
+		if b.Len() == 0 || rng.IntN(8) == 0 {
+			return strings.TrimPrefix(b.String(), "/") // relative, or empty, too
+		}
+		return b.String()
+	}
+	for round := range 5000 {
+		var roots []string
+		for range rng.IntN(5) {
+			roots = append(roots, path())
+		}
+		p := path()
+		want := slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+		if got := rootsOf(roots).covers(p); got != want {
+			t.Fatalf("round %d: %q within %q: set %v, every root %v", round, p, roots, got, want)
+		}
 	}
 }
