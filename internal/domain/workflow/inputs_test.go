@@ -116,11 +116,13 @@ func TestResolveInputs(t *testing.T) {
 		},
 		{
 			name:        "every error together",
-			given:       map[string]any{"featur": "x", "zzz": 1, "count": "many", "ticket": "X-1"},
+			given:       map[string]any{"featur": "x", "zzz": 1, "yyy": 2, "count": "many", "ticket": "X-1"},
 			wantValues:  map[string]any{"verbose": false, "tags": []any{}},
 			wantMissing: []string{"feature", "path"},
+			// The declared inputs are listed once, for the first unknown one without a hint.
 			wantErr: "unknown input \"featur\" (did you mean \"feature\"?)\n" +
-				"unknown input \"zzz\" (the workflow declares feature, count, verbose, ticket, path, tags)\n" +
+				"unknown input \"yyy\" (the workflow declares feature, count, verbose, ticket, path, tags)\n" +
+				"unknown input \"zzz\" (not declared: see above)\n" +
 				"input \"count\": \"many\" is not an integer\n" +
 				"input \"ticket\": \"X-1\" does not match the pattern ^T-\\d+$",
 		},
