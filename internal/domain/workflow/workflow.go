@@ -49,10 +49,11 @@ type Workflow struct {
 	// Warnings are problems that do not stop the workflow from loading, such as inputs
 	// referenced but not declared.
 	Warnings []Problem
-	// Blocks gives, for each field whose value is a literal block scalar (key: |), the
-	// position of the block's first character, by field path ("steps[2].command"): line n of
-	// the value is line Line+n of the file at column Col, so that a problem inside a
-	// multi-line script or prompt can name its own line.
+	// Blocks gives, for each field whose value's text does not start where the value does,
+	// the position of the text's first character, by field path ("steps[2].command"): for a
+	// literal block scalar (key: |), line n of the value is line Line+n of the file at column
+	// Col, so that a problem inside a multi-line script or prompt can name its own line; for
+	// a quoted scalar, the character after the quote.
 	Blocks map[string]Pos
 }
 

@@ -102,6 +102,16 @@ func (d *decoder) block(path string, at workflow.Pos) {
 	d.blocks[path] = workflow.Pos{File: d.file, Line: line, Col: len(text) - len(strings.TrimLeft(text, " \t")) + 1}
 }
 
+// quoted records where the text of the quoted scalar whose quote is at at begins: after the
+// quote, so that a problem inside a quoted command or expression is not a column early.
+func (d *decoder) quoted(path string, at workflow.Pos) {
+	if d.blocks == nil {
+		d.blocks = map[string]workflow.Pos{}
+	}
+	at.Col++
+	d.blocks[path] = at
+}
+
 // spend counts one node of work; past the budget it reports once and returns false.
 func (d *decoder) spend(path string, n ast.Node) bool {
 	d.work++

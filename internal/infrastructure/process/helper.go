@@ -10,9 +10,9 @@ import (
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
-	"mvdan.cc/sh/v3/syntax"
 )
 
 // HelperArg is argv[1] of the helper process: the awf executable re-run to interpret one script.
@@ -144,7 +144,7 @@ func (c HelperConfig) fail(status *os.File, err error) int {
 // and returns its exit status and its job control (nil when it did not parse), whose starts
 // are still open: ending ctx stops the programs still running.
 func (c HelperConfig) run(ctx context.Context, req *Request, status *os.File, stdio callIO, reaper *orphanReaper) (int, *jobControl) {
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Script), "script")
+	file, err := shellsyntax.Parse(req.Script, "script")
 	if err != nil {
 		fmt.Fprintf(stdio.err, "%v\n", err)
 		return parseErrorExit, nil

@@ -41,6 +41,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/awf-dev/awf/internal/infrastructure/sandbox"
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 )
 
 const (
@@ -287,7 +288,7 @@ func rewriteCode(args []string) []string {
 	if !strings.ContainsAny(code, "&!") {
 		return args
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(code), "")
+	file, err := shellsyntax.Parse(code, "")
 	if err != nil {
 		return args
 	}

@@ -14,10 +14,10 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
 	"github.com/awf-dev/awf/internal/domain/ports"
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 )
 
 // Local runs scripts with the interpreter inside awf's own process, spawning only the external
@@ -49,7 +49,7 @@ func (l *Local) Run(ctx context.Context, req ports.ProcessRequest) (ports.Proces
 	if err != nil {
 		return ports.ProcessResult{}, err
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Script), "script")
+	file, err := shellsyntax.Parse(req.Script, "script")
 	if err != nil {
 		return ports.ProcessResult{ExitCode: parseErrorExit, Stderr: err.Error() + "\n", Duration: time.Since(start)}, nil
 	}

@@ -17,6 +17,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/awf-dev/awf/internal/domain/tool"
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 )
 
 // maxNesting bounds how deep `sh -c` scripts and wrappers are followed.
@@ -75,9 +76,7 @@ func (w *walker) script(src string, depth int) {
 		w.hide("nested too deeply")
 		return
 	}
-	p := parsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	parsers.Put(p)
+	f, err := shellsyntax.Parse(src, "")
 	if err != nil {
 		w.hide("does not parse: %v", err)
 		return
@@ -258,11 +257,8 @@ func unescapeQuoted(s string) string {
 	return b.String()
 }
 
-// Parsers and printers are reusable and costly to build.
-var (
-	parsers  = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
-	printers = sync.Pool{New: func() any { return syntax.NewPrinter(syntax.SingleLine(true)) }}
-)
+// printers are reusable and costly to build.
+var printers = sync.Pool{New: func() any { return syntax.NewPrinter(syntax.SingleLine(true)) }}
 
 func printed(n syntax.Node) string {
 	var b strings.Builder

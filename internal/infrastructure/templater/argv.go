@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 )
 
 // argv returns the words of each simple command of a bound script with the bound values in
@@ -13,7 +15,7 @@ import (
 // variables is its value; any other word (another variable, a substitution, a glob) is its
 // source text. A script that does not parse gives nil.
 func argv(script string, vars map[string]string) [][]string {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+	f, err := shellsyntax.Parse(script, "")
 	if err != nil {
 		return nil
 	}

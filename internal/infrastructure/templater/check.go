@@ -11,6 +11,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 )
 
 // Check compiles every template and bare expression of wf (see workflow.Templates) and checks
@@ -139,7 +140,7 @@ func (c *refChecker) unsupported(r workflow.TemplateRef, ct *commandTemplate) {
 	if !slices.ContainsFunc(unsupportedBuiltins, func(name string) bool { return strings.Contains(joined, name) }) {
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(ct.script), "")
+	f, err := shellsyntax.Parse(ct.script, "")
 	if err != nil {
 		return
 	}
@@ -285,6 +286,9 @@ func (c *refChecker) pos(r workflow.TemplateRef, off int) workflow.Pos {
 	}
 	before := r.Text[:off]
 	if !strings.Contains(r.Text, "\n") {
+		if q, ok := c.wf.Blocks[r.Field]; ok {
+			p = q // a quoted value: its text starts after the quote
+		}
 		if p.Col > 0 {
 			p.Col += utf8.RuneCountInString(before)
 		}

@@ -56,6 +56,9 @@ func (p *program) wholeRaw() bool { return len(p.raws) == 1 && p.raws[0].whole }
 // tree, with parents known, keeps function names and let-bound names untouched; expr's Patch
 // visitors see nodes without their parents.
 func compileExpr(src string) (*program, error) {
+	if off, deep := tooDeep(src); deep {
+		return nil, &SyntaxError{Offset: off, Msg: fmt.Sprintf("expression nested deeper than %d levels; awf refuses expressions this deep", maxExprDepth)}
+	}
 	cfg := config()
 	tree, err := parser.ParseWithConfig(src, cfg)
 	if err != nil {
@@ -95,9 +98,75 @@ func config() *conf.Config {
 func syntaxError(src string, err error) error {
 	var fe *file.Error
 	if !errors.As(err, &fe) {
-		return &SyntaxError{Msg: fmt.Sprintf("%q: %v", src, err)}
+		return &SyntaxError{Msg: fmt.Sprintf("%q: %v", shortened(trimSpace(src)), err)}
 	}
-	return &SyntaxError{Offset: byteOffset(src, fe.From), Msg: fmt.Sprintf("%s in %q", fe.Message, trimSpace(src))}
+	return &SyntaxError{Offset: byteOffset(src, fe.From), Msg: fmt.Sprintf("%s in %q", fe.Message, shortened(trimSpace(src)))}
+}
+
+// shortened is s, or its first 120 bytes (whole characters) and "...": a message quotes the
+// expression it is about, which the position already points at, and a file of long
+// expressions with errors would otherwise print each of them whole.
+func shortened(s string) string {
+	const most = 120
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+// maxExprDepth is how deeply an expression may nest: brackets, and prefix operators in a row
+// (!, not, -, +). expr-lang parses by recursive descent; 100,000 levels took 265 MB of stack
+// before its node limit refused them.
+const maxExprDepth = 256
+
+// tooDeep returns the offset of the first bracket or prefix operator of src that takes it
+// past maxExprDepth, counting outside string literals. A run of prefix operators counts on
+// top of the brackets open, so the count can only be above the parser's depth, never below.
+func tooDeep(src string) (int, bool) {
+	depth, run := 0, 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '"' || c == '\'' || c == '`':
+			if i = stringEnd(src, i); i < 0 {
+				return 0, false // unterminated: the parser says so
+			}
+			run = 0
+		case c == '(' || c == '[' || c == '{':
+			if depth++; depth+run > maxExprDepth {
+				return i, true
+			}
+		case c == ')' || c == ']' || c == '}':
+			depth, run = max(depth-1, 0), 0
+		case c == '!' || c == '-' || c == '+':
+			if run++; depth+run > maxExprDepth {
+				return i, true
+			}
+		case isSpace(c):
+		case isWordByte(c):
+			j := i
+			for j < len(src) && isWordByte(src[j]) {
+				j++
+			}
+			if src[i:j] != "not" {
+				run = 0
+			} else if run++; depth+run > maxExprDepth {
+				return i, true
+			}
+			i = j - 1
+		default:
+			run = 0
+		}
+	}
+	return 0, false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // byteOffset converts expr's rune offset to a byte offset.

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 )
 
 // placement is what verify learns about one bound variable.
@@ -17,7 +19,7 @@ type placement struct {
 // a quoted expansion, in no context that would evaluate its value as code. raws are the raw
 // values spliced into script, for positions. It does not modify ct.
 func (ct *commandTemplate) verify(script string, raws []string) (map[string]placement, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(script), "")
+	f, err := shellsyntax.Parse(script, "")
 	if err != nil {
 		return nil, ct.parseError(err, raws)
 	}

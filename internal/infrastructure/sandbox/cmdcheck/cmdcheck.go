@@ -15,9 +15,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -153,9 +153,6 @@ func Programs(script string) ([]Program, error) {
 	return z.progs, nil
 }
 
-// parsers are reused: building one costs more than checking a short line.
-var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
-
 // maxDepth bounds nested shells (sh -c 'sh -c ...').
 const maxDepth = 16
 
@@ -221,9 +218,7 @@ func (z *analyzer) script(src string, depth int) error {
 	if depth > maxDepth {
 		return refuse("sh", RuleDepth, "shells nested more than %d deep", maxDepth)
 	}
-	p := parsers.Get().(*syntax.Parser)
-	f, err := p.Parse(strings.NewReader(src), "")
-	parsers.Put(p)
+	f, err := shellsyntax.Parse(src, "")
 	if err != nil {
 		if z.list == nil {
 			return fmt.Errorf("parse command: %w", err)

@@ -2,6 +2,7 @@ package cmdcheck
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/awf-dev/awf/internal/domain/fault"
@@ -163,6 +164,7 @@ func TestCheckRefuses(t *testing.T) {
 		{"env $x curl", "env", RuleDynamic},
 		{"./other.sh", "./other.sh", RuleAllowlist},
 		{"echo 'unterminated", "sh", RuleParse},
+		{"echo " + strings.Repeat("$(", 300) + "ls" + strings.Repeat(")", 300), "sh", RuleParse}, // too deep to parse
 	}
 	for _, tc := range tests {
 		t.Run(tc.script, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/awf-dev/awf/internal/domain/ports"
 	"github.com/awf-dev/awf/internal/domain/tool"
 	"github.com/awf-dev/awf/internal/domain/workflow"
+	"github.com/awf-dev/awf/internal/infrastructure/shellsyntax"
 )
 
 // MaxArgLen is the longest single program argument Linux accepts: MAX_ARG_STRLEN is 32 pages
@@ -92,7 +93,7 @@ var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 
 // parseCommand splits a command template into words of literal text and placeholders.
 func parseCommand(cmd string, params map[string]tool.Param) ([][]segment, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	f, err := shellsyntax.Parse(cmd, "")
 	if err != nil {
 		return nil, fmt.Errorf("does not parse: %v", err)
 	}

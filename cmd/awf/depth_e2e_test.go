@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDeepTextIsRefusedBeforeParsing: expressions and shell scripts nested past 256 levels
+// (100,000 here, a few hundred KB) are refused at their place, before their parsers recurse
+// through them: in `awf validate`, and in a shell-tool call whose command a model could
+// have sent (the helper refuses it; before, it kept the run busy for minutes).
+func TestDeepTextIsRefusedBeforeParsing(t *testing.T) {
+	const n = 100_000
+	deepExpr := strings.Repeat("(", n) + "true" + strings.Repeat(")", n)
+	deepScript := "echo " + strings.Repeat("$(", n) + "true" + strings.Repeat(")", n)
+	tests := []struct {
+		name, workflow string
+		args           []string
+		code           int
+		want           string
+	}{
+		{"an expression", "name: deep\nsteps:\n  - {name: s, type: shell, command: 'true', when: '" + deepExpr + "'}\n",
+			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:3:308: expression nested deeper than 256 levels"},
+		{"a command", "name: deep\nsteps:\n  - {name: s, type: shell, command: '" + deepScript + "'}\n",
+			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:3:556: command does not parse as shell: nested deeper than 256 levels of ( and {"},
+		// Positions inside a quoted value count from after the quote (they were one early).
+		{"an error in a quoted command", "name: deep\nsteps:\n  - {name: s, type: shell, command: 'echo )'}\n",
+			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:3:43: command does not parse as shell"},
+		{"a shell-tool call", "name: deep\ntools:\n  - {name: shell, builtin: true, approval: auto}\nsteps:\n" +
+			"  - {name: s, type: tool, tool: shell, args: {command: '" + deepScript + "'}}\n",
+			[]string{"run", "wf.yaml", "--quiet"}, 3, "script:1:519: nested deeper than 256 levels of ( and {"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.write("wf.yaml", tc.workflow)
+			r := e.run(tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stdout+r.stderr, tc.want) {
+				t.Fatalf("awf %s: exit %d, want %d with %q\nstdout: %.300s\nstderr: %.300s", strings.Join(tc.args, " "), r.code, tc.code, tc.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}

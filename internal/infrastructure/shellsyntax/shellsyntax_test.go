@@ -1,0 +1,64 @@
+package shellsyntax
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+func TestParseRefusesDeepNesting(t *testing.T) {
+	nest := func(open, close string, n int) string {
+		return strings.Repeat(open, n) + "true" + strings.Repeat(close, n)
+	}
+	tests := []struct {
+		name, src string
+		want      string // the error, "" when src parses
+	}{
+		{"subshells at the limit", nest("(", ")", MaxDepth), ""},
+		{"command substitutions at the limit", "echo " + nest("$(", ")", MaxDepth), ""},
+		{"one past the limit", "echo " + nest("$(", ")", MaxDepth+1), "s.sh:1:519: nested deeper than 256 levels of ( and {; awf refuses scripts this deep"},
+		{"braces and parentheses together", nest("{ (", ") }", MaxDepth/2+1), "s.sh:1:385: nested deeper than 256 levels of ( and {; awf refuses scripts this deep"},
+		{"on a later line", "echo hi\n  " + nest("(", ")", MaxDepth+1), "s.sh:2:259: nested deeper than 256 levels of ( and {; awf refuses scripts this deep"},
+		{"single quotes are text", "echo '" + strings.Repeat("(", 1000) + "'", ""},
+		{"escaped parentheses are text", "echo " + strings.Repeat(`\(`, 1000), ""},
+		{"closed levels do not add up", strings.Repeat("(true); ", 1000), ""},
+		{"an ordinary parse error", "echo )", ordinary("echo )")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.src, "s.sh")
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Parse: %v", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want):
+				t.Fatalf("Parse error %v, want %s", err, tc.want)
+			}
+			var pe syntax.ParseError
+			if err != nil && !errors.As(err, &pe) {
+				t.Errorf("error %T, want a syntax.ParseError (callers read its position)", err)
+			}
+		})
+	}
+}
+
+// TestParseRefusesBeforeParsing: a script of 100,000 nested $( (300 KB, 900 MB to parse) is
+// refused in a few allocations.
+func TestParseRefusesBeforeParsing(t *testing.T) {
+	src := "echo " + strings.Repeat("$(", 100_000) + "true" + strings.Repeat(")", 100_000)
+	allocs := testing.AllocsPerRun(3, func() {
+		if _, err := Parse(src, ""); err == nil {
+			t.Fatal("parsed")
+		}
+	})
+	if allocs > 10 {
+		t.Errorf("%v allocations to refuse it; want the scan alone (at most 10)", allocs)
+	}
+}
+
+// ordinary is the error mvdan.cc/sh's own parser gives for src.
+func ordinary(src string) string {
+	_, err := syntax.NewParser().Parse(strings.NewReader(src), "s.sh")
+	return err.Error()
+}
