@@ -152,7 +152,7 @@ func TestUnreadableUserConfigIsAWarning(t *testing.T) {
 func TestUndeclaredInputWarningSuggestsTheDeclaredOne(t *testing.T) {
 	e := newEnv(t)
 	e.write("wf.yaml", "name: wf\ninputs:\n  - {name: feature, default: x}\nsteps:\n  - {name: a, type: shell, command: \"echo {{inputs.featur}}\"}\n")
-	want := `wf.yaml:5:44: warning: input "featur" is used but not declared; treated as a required string (did you mean "feature"?)`
+	want := `wf.yaml:5:45: warning: input "featur" is used but not declared; treated as a required string (did you mean "feature"?)`
 	if r := e.mustRun(0, "validate", "wf.yaml"); !strings.Contains(r.stdout+r.stderr, want) {
 		t.Errorf("awf validate:\n%s%s\nwant %s", r.stdout, r.stderr, want)
 	}
