@@ -49,7 +49,7 @@ func tooDeep(src string) (syntax.Pos, bool) {
 			line, col = advance(line, col, c)
 			c = src[i]
 		case c == '\'' && !inDouble:
-			end := strings.IndexByte(src[i+1:], '\'')
+			end := quoteEnd(src[i+1:], i > 0 && src[i-1] == '$')
 			if end < 0 {
 				return syntax.Pos{}, false // unterminated: the parser says so
 			}
@@ -70,6 +70,20 @@ func tooDeep(src string) (syntax.Pos, bool) {
 		line, col = advance(line, col, c)
 	}
 	return syntax.Pos{}, false
+}
+
+// quoteEnd is the offset in rest of the quote that ends a single-quoted string, or -1: the
+// first quote, or in $'...' (ansiC) the first one not escaped by a backslash.
+func quoteEnd(rest string, ansiC bool) int {
+	for j := 0; j < len(rest); j++ {
+		switch {
+		case ansiC && rest[j] == '\\':
+			j++
+		case rest[j] == '\'':
+			return j
+		}
+	}
+	return -1
 }
 
 // advance moves a line and column (1-based, in bytes, as mvdan.cc/sh counts them) past c.

@@ -23,6 +23,7 @@ func TestParseRefusesDeepNesting(t *testing.T) {
 		{"on a later line", "echo hi\n  " + nest("(", ")", MaxDepth+1), "s.sh:2:259: nested deeper than 256 levels of ( and {; awf refuses scripts this deep"},
 		{"single quotes are text", "echo '" + strings.Repeat("(", 1000) + "'", ""},
 		{"escaped parentheses are text", "echo " + strings.Repeat(`\(`, 1000), ""},
+		{"an escaped quote does not end $'...'", "echo $'it\\'s' " + nest("(", ")", MaxDepth+1), "s.sh:1:271: nested deeper than 256 levels of ( and {; awf refuses scripts this deep"},
 		{"closed levels do not add up", strings.Repeat("(true); ", 1000), ""},
 		{"an ordinary parse error", "echo )", ordinary("echo )")},
 	}
