@@ -23,10 +23,10 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 
 // Parse parses src as bash, as syntax.Parser.Parse does; name is the file name its errors give.
 // A script whose parentheses and braces nest deeper than MaxDepth is refused with a
-// syntax.ParseError at the one that goes past it. The count is conservative: it counts them
-// in double quotes, comments and here-documents too (not in single quotes or escaped), so a
-// script can only be refused for more than MaxDepth unclosed ones in a row, never let through
-// with more.
+// syntax.ParseError at the one that goes past it. The count follows quotes, backslashes,
+// comments and here-documents as the parser does, and errs on the side of refusing: it also
+// counts those in double quotes and in here-document bodies (code there may nest), so a
+// script can be refused only for more than MaxDepth unclosed ones in a row.
 func Parse(src, name string) (*syntax.File, error) {
 	if pos, deep := tooDeep(src); deep {
 		return nil, syntax.ParseError{Filename: name, Pos: pos,
@@ -39,37 +39,142 @@ func Parse(src, name string) (*syntax.File, error) {
 
 // tooDeep finds the first ( or { of src that opens a level past MaxDepth.
 func tooDeep(src string) (syntax.Pos, bool) {
-	depth, line, col := 0, 1, 1
-	inDouble := false
-	for i := 0; i < len(src); i++ {
-		c := src[i]
+	sc := &scanner{src: src, line: 1, col: 1}
+	return sc.scan()
+}
+
+// scanner counts how deeply ( and { nest in a script, following what decides whether they
+// are code: quotes, backslashes, comments and here-documents (whose bodies count, quotes
+// there being text). It tracks line and column (1-based, in bytes, as mvdan.cc/sh counts).
+type scanner struct {
+	src                 string
+	i, line, col, depth int
+	inDouble            bool
+	pending             []heredoc // here-documents whose bodies start at the next line
+}
+
+type heredoc struct {
+	delim string
+	tabs  bool // <<-: the closing line may be indented with tabs
+}
+
+func (sc *scanner) scan() (syntax.Pos, bool) {
+	for sc.i < len(sc.src) {
+		c := sc.src[sc.i]
 		switch {
-		case c == '\\' && i+1 < len(src):
-			i++
-			line, col = advance(line, col, c)
-			c = src[i]
-		case c == '\'' && !inDouble:
-			end := quoteEnd(src[i+1:], i > 0 && src[i-1] == '$')
+		case c == '\\' && sc.i+1 < len(sc.src):
+			sc.step() // the backslash and the byte it escapes
+			sc.step()
+			continue
+		case c == '\'' && !sc.inDouble:
+			end := quoteEnd(sc.src[sc.i+1:], sc.i > 0 && sc.src[sc.i-1] == '$')
 			if end < 0 {
 				return syntax.Pos{}, false // unterminated: the parser says so
 			}
-			for _, q := range []byte(src[i : i+1+end]) {
-				line, col = advance(line, col, q)
+			for range end + 2 { // the quotes and what is between them
+				sc.step()
 			}
-			i += 1 + end
-			c = src[i]
+			continue
 		case c == '"':
-			inDouble = !inDouble
-		case c == '(' || c == '{':
-			if depth++; depth > MaxDepth {
-				return syntax.NewPos(uint(i), uint(line), uint(col)), true
+			sc.inDouble = !sc.inDouble
+		case c == '#' && !sc.inDouble && (sc.i == 0 || strings.IndexByte(" \t\n;&|()", sc.src[sc.i-1]) >= 0):
+			for sc.i < len(sc.src) && sc.src[sc.i] != '\n' {
+				sc.step()
 			}
-		case c == ')' || c == '}':
-			depth = max(depth-1, 0)
+			continue
+		case c == '<' && !sc.inDouble && strings.HasPrefix(sc.src[sc.i:], "<<") && !strings.HasPrefix(sc.src[sc.i:], "<<<"):
+			sc.heredoc()
+			continue
+		case c == '\n' && !sc.inDouble && len(sc.pending) > 0:
+			sc.step()
+			if pos, deep := sc.bodies(); deep {
+				return pos, true
+			}
+			continue
 		}
-		line, col = advance(line, col, c)
+		if pos, deep := sc.count(); deep {
+			return pos, true
+		}
+		sc.step()
 	}
 	return syntax.Pos{}, false
+}
+
+// count takes the byte at sc.i into the depth.
+func (sc *scanner) count() (syntax.Pos, bool) {
+	switch sc.src[sc.i] {
+	case '(', '{':
+		if sc.depth++; sc.depth > MaxDepth {
+			return syntax.NewPos(uint(sc.i), uint(sc.line), uint(sc.col)), true
+		}
+	case ')', '}':
+		sc.depth = max(sc.depth-1, 0)
+	}
+	return syntax.Pos{}, false
+}
+
+// heredoc reads the operator << or <<- and its delimiter word, whose body starts at the next
+// line.
+func (sc *scanner) heredoc() {
+	sc.step()
+	sc.step()
+	h := heredoc{}
+	if sc.i < len(sc.src) && sc.src[sc.i] == '-' {
+		h.tabs = true
+		sc.step()
+	}
+	for sc.i < len(sc.src) && (sc.src[sc.i] == ' ' || sc.src[sc.i] == '\t') {
+		sc.step()
+	}
+	var delim strings.Builder
+	for sc.i < len(sc.src) && strings.IndexByte(" \t\n;&|<>()", sc.src[sc.i]) < 0 {
+		if c := sc.src[sc.i]; c != '\'' && c != '"' && c != '\\' {
+			delim.WriteByte(c)
+		}
+		sc.step()
+	}
+	h.delim = delim.String()
+	sc.pending = append(sc.pending, h)
+}
+
+// bodies reads the bodies of the pending here-documents, line by line up to each closing
+// line, counting ( and { in them whatever quotes they hold (text there, but $( ) is code).
+func (sc *scanner) bodies() (syntax.Pos, bool) {
+	for _, h := range sc.pending {
+		for sc.i < len(sc.src) {
+			end := strings.IndexByte(sc.src[sc.i:], '\n')
+			if end < 0 {
+				end = len(sc.src) - sc.i
+			}
+			text := sc.src[sc.i : sc.i+end]
+			if h.tabs {
+				text = strings.TrimLeft(text, "\t")
+			}
+			closing := text == h.delim
+			for range end {
+				if !closing {
+					if pos, deep := sc.count(); deep {
+						return pos, true
+					}
+				}
+				sc.step()
+			}
+			if sc.i < len(sc.src) {
+				sc.step() // the newline
+			}
+			if closing {
+				break
+			}
+		}
+	}
+	sc.pending = sc.pending[:0]
+	return syntax.Pos{}, false
+}
+
+// step moves past the byte at sc.i.
+func (sc *scanner) step() {
+	sc.line, sc.col = advance(sc.line, sc.col, sc.src[sc.i])
+	sc.i++
 }
 
 // quoteEnd is the offset in rest of the quote that ends a single-quoted string, or -1: the
