@@ -26,6 +26,12 @@ func TestDeepTextIsRefusedBeforeParsing(t *testing.T) {
 		// Positions inside a quoted value count from after the quote (they were one early).
 		{"an error in a quoted command", "name: deep\nsteps:\n  - {name: s, type: shell, command: 'echo )'}\n",
 			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:3:43: command does not parse as shell"},
+		// A quoted value holding an escaped line break has lines that are not the file's:
+		// the problem is placed at the value, never on a line the file does not have.
+		{"an error after an escaped line break", "name: deep\nsteps:\n  - {name: s, type: shell, command: \"echo a\\necho )\"}\n",
+			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:3:37: command does not parse as shell"},
+		{"an error in a one-line block", "name: deep\nsteps:\n  - name: s\n    type: shell\n    command: |-\n      echo )\n",
+			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:6:12: command does not parse as shell"},
 		{"a shell-tool call", "name: deep\ntools:\n  - {name: shell, builtin: true, approval: auto}\nsteps:\n" +
 			"  - {name: s, type: tool, tool: shell, args: {command: '" + deepScript + "'}}\n",
 			[]string{"run", "wf.yaml", "--quiet"}, 3, "script:1:519: nested deeper than 256 levels of ( and {"},

@@ -29,7 +29,7 @@ type decoder struct {
 	// paths maps a field path ("steps[2].command") to the position of its value, so that
 	// problems found later by Validate can point at the exact place.
 	paths   map[string]workflow.Pos
-	blocks  map[string]workflow.Pos // literal block scalars' first characters, by path; nil: none
+	blocks  map[string]workflow.Pos // literal blocks' and one-line quoted scalars' first characters, by path; nil: none
 	anchors map[string][]anchorDef
 	// anchorNames are the names of anchors, in the order they were first defined: the
 	// names an unknown alias may have meant.
@@ -102,8 +102,18 @@ func (d *decoder) block(path string, at workflow.Pos) {
 	d.blocks[path] = workflow.Pos{File: d.file, Line: line, Col: len(text) - len(strings.TrimLeft(text, " \t")) + 1}
 }
 
-// quoted records where the text of the quoted scalar whose quote is at at begins: after the
-// quote, so that a problem inside a quoted command or expression is not a column early.
+// oneLineQuoted reports whether tk is a quoted scalar written on one line whose text is one
+// line too: its characters are then the file's, one column on from the quote (give or take
+// escapes). A quoted scalar folded over lines, or holding an escaped line break, is not: its
+// text's lines are not the file's.
+func oneLineQuoted(tk *token.Token) bool {
+	return tk != nil && (tk.Type == token.SingleQuoteType || tk.Type == token.DoubleQuoteType) &&
+		!strings.Contains(tk.Value, "\n") && !strings.Contains(strings.TrimSpace(tk.Origin), "\n")
+}
+
+// quoted records where the text of the one-line quoted scalar whose quote is at at begins:
+// after the quote, so that a problem inside a quoted command or expression is not a column
+// early.
 func (d *decoder) quoted(path string, at workflow.Pos) {
 	if d.blocks == nil {
 		d.blocks = map[string]workflow.Pos{}

@@ -105,7 +105,7 @@ func (o *object) add(mv *ast.MappingValueNode, merged bool) {
 	if lit, ok := mv.Value.(*ast.LiteralNode); ok && lit.Start != nil && lit.Start.Type == token.LiteralType {
 		d.block(o.child(key), e.valPos)
 	}
-	if s, ok := mv.Value.(*ast.StringNode); ok && s.Token != nil && (s.Token.Type == token.SingleQuoteType || s.Token.Type == token.DoubleQuoteType) {
+	if s, ok := mv.Value.(*ast.StringNode); ok && oneLineQuoted(s.Token) {
 		d.quoted(o.child(key), e.valPos)
 	}
 }
