@@ -138,10 +138,11 @@ const HintBudget = 1 << 19
 // NewHinter returns a Hinter with the whole budget.
 func NewHinter() *Hinter { return &Hinter{left: HintBudget} }
 
-// DidYouMean is DidYouMean while the budget lasts, "" after.
+// DidYouMean is DidYouMean while the budget lasts, "" for candidates past what is left (a
+// short list, an input's declared names, can still be compared once the workflow's steps
+// cannot).
 func (h *Hinter) DidYouMean(got string, candidates []string) string {
 	if len(candidates) > h.left {
-		h.left = 0
 		return ""
 	}
 	h.left -= len(candidates)

@@ -60,6 +60,24 @@ func TestSuggest(t *testing.T) {
 	}
 }
 
+// TestHinterSpendsItsBudget: a hinter compares at most its budget of candidates, and a list
+// too long for what is left does not use up the rest.
+func TestHinterSpendsItsBudget(t *testing.T) {
+	h := &Hinter{left: 5}
+	if got := h.DidYouMean("featur", []string{"feature", "a", "b"}); got != `did you mean "feature"?` {
+		t.Fatalf("first list: %q", got)
+	}
+	if got := h.DidYouMean("tset", []string{"test", "b", "c"}); got != "" {
+		t.Errorf("a list past the 2 left: %q, want no hint", got)
+	}
+	if got := h.DidYouMean("tset", []string{"test"}); got != `did you mean "test"?` {
+		t.Errorf("a list within the 2 left: %q", got)
+	}
+	if h.left != 1 {
+		t.Errorf("%d left, want 1", h.left)
+	}
+}
+
 // BenchmarkSuggestManySteps is the case that made validation quadratic: a name that is
 // nowhere near any of a long workflow's step names.
 func BenchmarkSuggestManySteps(b *testing.B) {
