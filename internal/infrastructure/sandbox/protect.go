@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // maxProtectWalk bounds the directory entries visited to find the matches of the protected
@@ -207,6 +209,7 @@ func (x *ProtectIndex) Matches(dir string, patterns []string) (matches []string,
 // protectWalk is one walk of Matches.
 type protectWalk struct {
 	deep   patternIndex
+	lower  []byte                // matchAny's buffer
 	hidden map[string]bool       // directories a static pattern matched: hidden whole, not entered
 	old    map[string]*dirRecord // the records of the last walk with these patterns
 	seen   map[string]*dirRecord // the records of this one
@@ -242,7 +245,7 @@ func (w *protectWalk) visit(p string, kind itemKind) error {
 // kind says what the walk does with the entry p.
 func (w *protectWalk) kind(p string, isDir bool) itemKind {
 	switch {
-	case w.deep.matchAny(p), isDir && w.hidden[p]:
+	case w.deep.matchAny(p, &w.lower), isDir && w.hidden[p]:
 		return itemMatch
 	case isDir && filepath.Base(p) == ".git":
 		return itemGit
@@ -335,39 +338,102 @@ func foldBelow(dir, pat string) string {
 // are those, so it is compared with the patterns filed under one of its prefixes, not with
 // all. Every entry of a walk was compared with every pattern, which made a policy of
 // thousands of protect patterns cost their number times the entries at every call.
-type patternIndex map[string][][]string
+type patternIndex struct {
+	byKey map[string][][]string
+	// depths are the numbers of segments the keys have, ascending: only prefixes of those
+	// lengths are looked up (a policy's patterns mostly share one, the workspace's).
+	depths []int
+}
 
 func indexPatterns(pats [][]string) patternIndex {
-	x := patternIndex{}
+	x := patternIndex{byKey: map[string][][]string{}}
 	for _, pat := range pats {
 		n := 0
 		for n < len(pat) && pat[n] != "**" && !strings.ContainsAny(pat[n], `*?[\`) {
 			n++
 		}
 		key := strings.Join(pat[:n], "/")
-		x[key] = append(x[key], pat)
+		x.byKey[key] = append(x.byKey[key], pat)
+		if !slices.Contains(x.depths, n) {
+			x.depths = append(x.depths, n)
+		}
 	}
+	slices.Sort(x.depths)
 	return x
 }
 
 // matchAny reports whether the path p matches one of the patterns, without regard to case.
-// The last segment is tried first: it rules out nearly every entry without matching the rest.
-func (x patternIndex) matchAny(p string) bool {
-	if len(x) == 0 {
+// It is called for every entry a walk reads, so it allocates nothing for most of them: p is
+// lowered into buf (reused from call to call), the patterns are looked up by the lowered
+// path's prefixes of the keys' lengths (map look-ups of a converted byte slice do not
+// allocate), and the last segment is tried first, before the path is split.
+func (x patternIndex) matchAny(p string, buf *[]byte) bool {
+	if len(x.depths) == 0 {
 		return false
 	}
-	name := strings.ToLower(filepath.Base(p))
-	segs := splitPath(strings.ToLower(p))
-	for k := 0; k <= len(segs); k++ {
-		for _, pat := range x[strings.Join(segs[:k], "/")] {
-			if last := pat[len(pat)-1]; last != "**" {
-				if ok, _ := path.Match(last, name); !ok {
-					continue
-				}
-			}
-			if matchSegments(pat, segs) {
+	*buf = appendLower((*buf)[:0], p)
+	trimmed := bytes.Trim(*buf, "/") // what splitPath splits
+	m := pathMatch{lower: *buf, name: strings.ToLower(filepath.Base(p))}
+	d := 0
+	if x.depths[0] == 0 {
+		if m.any(x.byKey[""]) {
+			return true
+		}
+		d++
+	}
+	// trimmed[:i] has segs segments where i is the end of trimmed or a "/".
+	for i, segs := 0, 0; i <= len(trimmed) && d < len(x.depths); i++ {
+		if i < len(trimmed) && trimmed[i] != '/' {
+			continue
+		}
+		if segs++; segs == x.depths[d] {
+			if m.any(x.byKey[string(trimmed[:i])]) {
 				return true
 			}
+			d++
+		}
+	}
+	return false
+}
+
+// appendLower appends s lowered as strings.ToLower lowers it.
+func appendLower(b []byte, s string) []byte {
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			return append(b, strings.ToLower(s)...)
+		}
+	}
+	for i := range len(s) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	return b
+}
+
+// pathMatch is one path being matched: lowered, its last segment, and its segments once a
+// pattern needs them.
+type pathMatch struct {
+	lower []byte
+	name  string
+	segs  []string
+}
+
+// any reports whether the path matches one of pats.
+func (m *pathMatch) any(pats [][]string) bool {
+	for _, pat := range pats {
+		if last := pat[len(pat)-1]; last != "**" {
+			if ok, _ := path.Match(last, m.name); !ok {
+				continue
+			}
+		}
+		if m.segs == nil {
+			m.segs = splitPath(string(m.lower))
+		}
+		if matchSegments(pat, m.segs) {
+			return true
 		}
 	}
 	return false

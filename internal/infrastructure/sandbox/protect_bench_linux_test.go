@@ -76,3 +76,31 @@ func BenchmarkProtectIndexManyPatterns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProtectIndexFirstWalk is a run's first sandboxed call in a workspace of 1,000
+// directories and 10,000 files with a few ** patterns: every entry is read and matched (the
+// case BenchmarkProtectIndexManyPatterns must not make dearer; at ff62609 about 30 ms and
+// 45,000 allocations here).
+func BenchmarkProtectIndexFirstWalk(b *testing.B) {
+	ws := b.TempDir()
+	for i := range 50 {
+		for j := range 20 {
+			d := filepath.Join(ws, "node_modules", fmt.Sprintf("p%d", i), fmt.Sprintf("Lib%d", j))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for k := range 10 {
+				if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.js", k)), nil, 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	pats := []string{filepath.Join(ws, "**/.env"), filepath.Join(ws, "**/*.pem"), filepath.Join(ws, "**/.git/hooks")}
+	b.ReportAllocs()
+	for b.Loop() {
+		idx := ProtectIndex{statOnly: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+		idx.Matches(ws, pats)
+		idx.Close()
+	}
+}
