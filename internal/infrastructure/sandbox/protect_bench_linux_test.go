@@ -14,20 +14,7 @@ import (
 // directories and 50,000 files (a node_modules) that did not change since the last call:
 // lstat of every directory, or inotify (no system call per directory).
 func BenchmarkProtectIndexUnchanged(b *testing.B) {
-	ws := b.TempDir()
-	for i := range 50 {
-		for j := range 100 {
-			d := filepath.Join(ws, "node_modules", fmt.Sprintf("p%d", i), fmt.Sprintf("lib%d", j))
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			for k := range 10 {
-				if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d.js", k)), nil, 0o644); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
+	ws := nodeModules(b, 50, 100, "lib")
 	pats := []string{filepath.Join(ws, "**/.env"), filepath.Join(ws, "**/*.pem")}
 	for _, statOnly := range []bool{true, false} {
 		b.Run(map[bool]string{true: "lstat", false: "watched"}[statOnly], func(b *testing.B) {
@@ -82,10 +69,23 @@ func BenchmarkProtectIndexManyPatterns(b *testing.B) {
 // case BenchmarkProtectIndexManyPatterns must not make dearer; at ff62609 about 30 ms and
 // 45,000 allocations here).
 func BenchmarkProtectIndexFirstWalk(b *testing.B) {
+	ws := nodeModules(b, 50, 20, "Lib")
+	pats := []string{filepath.Join(ws, "**/.env"), filepath.Join(ws, "**/*.pem"), filepath.Join(ws, "**/.git/hooks")}
+	b.ReportAllocs()
+	for b.Loop() {
+		idx := ProtectIndex{statOnly: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
+		idx.Matches(ws, pats)
+		idx.Close()
+	}
+}
+
+// nodeModules makes a workspace of packages x libs directories (node_modules/pI/<lib>J) of
+// 10 files each, and returns it.
+func nodeModules(b *testing.B, packages, libs int, lib string) string {
 	ws := b.TempDir()
-	for i := range 50 {
-		for j := range 20 {
-			d := filepath.Join(ws, "node_modules", fmt.Sprintf("p%d", i), fmt.Sprintf("Lib%d", j))
+	for i := range packages {
+		for j := range libs {
+			d := filepath.Join(ws, "node_modules", fmt.Sprintf("p%d", i), fmt.Sprintf("%s%d", lib, j))
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				b.Fatal(err)
 			}
@@ -96,11 +96,5 @@ func BenchmarkProtectIndexFirstWalk(b *testing.B) {
 			}
 		}
 	}
-	pats := []string{filepath.Join(ws, "**/.env"), filepath.Join(ws, "**/*.pem"), filepath.Join(ws, "**/.git/hooks")}
-	b.ReportAllocs()
-	for b.Loop() {
-		idx := ProtectIndex{statOnly: true, now: func() time.Time { return time.Now().Add(2 * racyWindow) }}
-		idx.Matches(ws, pats)
-		idx.Close()
-	}
+	return ws
 }
