@@ -13,6 +13,10 @@ func TestDeepTextIsRefusedBeforeParsing(t *testing.T) {
 	const n = 100_000
 	deepExpr := strings.Repeat("(", n) + "true" + strings.Repeat(")", n)
 	deepScript := "echo " + strings.Repeat("$(", n) + "true" + strings.Repeat(")", n)
+	// Compound commands and prefixes nest without brackets; the parser is stopped as it reads.
+	const m = 30_000
+	deepIfs := strings.Repeat("      if true; then\n", m) + "      true\n" + strings.Repeat("      fi\n", m)
+	deepTimes := strings.Repeat("time ", m) + "true"
 	tests := []struct {
 		name, workflow string
 		args           []string
@@ -32,6 +36,11 @@ func TestDeepTextIsRefusedBeforeParsing(t *testing.T) {
 			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:3:37: command does not parse as shell"},
 		{"an error in a one-line block", "name: deep\nsteps:\n  - name: s\n    type: shell\n    command: |-\n      echo )\n",
 			[]string{"validate", "wf.yaml"}, 2, "wf.yaml:6:12: command does not parse as shell"},
+		{"nested ifs", "name: deep\nsteps:\n  - name: s\n    type: shell\n    command: |\n" + deepIfs,
+			[]string{"validate", "wf.yaml"}, 2, "command does not parse as shell: compound commands or operators nested too deep to parse"},
+		{"a shell-tool call of nested prefixes", "name: deep\ntools:\n  - {name: shell, builtin: true, approval: auto}\nsteps:\n" +
+			"  - {name: s, type: tool, tool: shell, args: {command: '" + deepTimes + "'}}\n",
+			[]string{"run", "wf.yaml", "--quiet"}, 3, "compound commands or operators nested too deep to parse"},
 		{"a shell-tool call", "name: deep\ntools:\n  - {name: shell, builtin: true, approval: auto}\nsteps:\n" +
 			"  - {name: s, type: tool, tool: shell, args: {command: '" + deepScript + "'}}\n",
 			[]string{"run", "wf.yaml", "--quiet"}, 3, "script:1:519: nested deeper than 256 levels of ( and {"},

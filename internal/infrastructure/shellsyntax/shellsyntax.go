@@ -7,7 +7,10 @@
 package shellsyntax
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -18,6 +21,28 @@ import (
 // nest in a script: as deep as awf lets YAML nest, far beyond any script people write.
 const MaxDepth = 256
 
+// maxFrames bounds how deep the parser may recurse, in Go call frames, for what tooDeep does
+// not count: compound commands (if, loops, case, function bodies, time, coproc), arithmetic
+// operators and [[ ]] tests nest without brackets, and a 300 KB script of nested ifs took
+// 140 MB to parse. The deepest a script MaxDepth brackets deep can go is 256 subshells at 29
+// frames each; nested ifs take 6 a level, so about 2,000 of them fit, and the stack stays
+// under 8 MB whatever the script.
+const maxFrames = 12_000
+
+// guardFrom is the length from which the parser's depth is watched while it reads. A script
+// shorter than that cannot recurse far enough to matter (at most 29 frames a byte) and is
+// handed to the parser whole, as before.
+const guardFrom = 1 << 10
+
+// guardChunk is how much a watched parse reads between two looks at its depth: small enough
+// that it cannot go far past maxFrames in between (a few frames a byte without brackets),
+// large enough that looking costs little (a look unwinds the stack: 5% of parsing a long
+// script at this size, 15% at 256 bytes).
+const guardChunk = 1 << 10
+
+// errTooDeep stops a watched parse: the parser returns the first read error it gets.
+var errTooDeep = errors.New("the parser recursed too deep")
+
 // parsers are reused: building one costs more than parsing a short line.
 var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
@@ -26,7 +51,10 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 // syntax.ParseError at the one that goes past it. The count follows quotes, backslashes,
 // comments and here-documents as the parser does, and errs on the side of refusing: it also
 // counts those in double quotes and in here-document bodies (code there may nest), so a
-// script can be refused only for more than MaxDepth unclosed ones in a row.
+// script can be refused only for more than MaxDepth unclosed ones in a row. What nests without
+// brackets (if, loops, case, functions, time, arithmetic and test operators) is stopped while
+// it is parsed, once the parser recurses past maxFrames, with a syntax.ParseError at the chunk
+// it was reading.
 func Parse(src, name string) (*syntax.File, error) {
 	if pos, deep := tooDeep(src); deep {
 		return nil, syntax.ParseError{Filename: name, Pos: pos,
@@ -34,7 +62,52 @@ func Parse(src, name string) (*syntax.File, error) {
 	}
 	p := parsers.Get().(*syntax.Parser)
 	defer parsers.Put(p)
-	return p.Parse(strings.NewReader(src), name)
+	if len(src) < guardFrom {
+		return p.Parse(strings.NewReader(src), name)
+	}
+	g := newGuard(src)
+	f, err := p.Parse(g, name)
+	if errors.Is(err, errTooDeep) {
+		return nil, syntax.ParseError{Filename: name, Pos: position(src, g.last),
+			Text: fmt.Sprintf("compound commands or operators nested too deep to parse (past %d levels of ( and {, about 2,000 of if, loops, case, functions or operators); awf refuses scripts this deep", MaxDepth)}
+	}
+	return f, err
+}
+
+// guard feeds a script to the parser a chunk at a time and, before each chunk, stops it if
+// it has recursed more than maxFrames below Parse. Every level of recursion reads at least
+// one byte, so the parser cannot go much deeper unseen.
+type guard struct {
+	src       string
+	off, last int // bytes handed out, and where the last chunk started
+	base      int // frames above the parse
+}
+
+func newGuard(src string) *guard {
+	var pcs [64]uintptr
+	return &guard{src: src, base: runtime.Callers(0, pcs[:])}
+}
+
+func (g *guard) Read(b []byte) (int, error) {
+	var pc [1]uintptr
+	if runtime.Callers(g.base+maxFrames, pc[:]) > 0 {
+		return 0, errTooDeep
+	}
+	if g.off == len(g.src) {
+		return 0, io.EOF
+	}
+	n := copy(b[:min(len(b), guardChunk)], g.src[g.off:])
+	g.last, g.off = g.off, g.off+n
+	return n, nil
+}
+
+// position is the line and column of offset off in src, as mvdan.cc/sh counts them.
+func position(src string, off int) syntax.Pos {
+	line, col := 1, 1
+	for i := range off {
+		line, col = advance(line, col, src[i])
+	}
+	return syntax.NewPos(uint(off), uint(line), uint(col))
 }
 
 // tooDeep finds the first ( or { of src that opens a level past MaxDepth.

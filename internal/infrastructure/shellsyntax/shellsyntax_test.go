@@ -2,6 +2,9 @@ package shellsyntax
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -66,6 +69,88 @@ func TestParseRefusesBeforeParsing(t *testing.T) {
 	}
 }
 
+// TestParseRefusesDeepRecursionWithoutBrackets: compound commands, prefixes and operators
+// nest without a ( or { for the scan to count; the parser is stopped while it reads them, with
+// a syntax.ParseError near the place, in a few MB, and the same scripts a hundred levels deep
+// still parse.
+func TestParseRefusesDeepRecursionWithoutBrackets(t *testing.T) {
+	shapes := []struct{ name, before, open, middle, close, after string }{
+		{"if", "", "if true; then ", "true", "; fi", ""},
+		{"while", "", "while true; do ", "true", "; done", ""},
+		{"for", "", "for a in b; do ", "true", "; done", ""},
+		{"case", "", "case a in x) ", "true", ";; esac", ""},
+		{"case patterns close no $(", "", "$(case a in x) ", "true", ";; esac)", ""},
+		{"time", "", "time ", "true", "", ""},
+		{"coproc", "", "coproc ", "true", "", ""},
+		{"function bodies", "", "f() ", "{ true; }", "", ""},
+		{"arithmetic negation", "echo $((", "!", "1", "", "))"},
+		{"arithmetic assignment", "echo $((", "a=", "1", "", "))"},
+		{"arithmetic ternary", "echo $((", "1?1:", "1", "", "))"},
+		{"arithmetic power", "echo $((", "2**", "1", "", "))"},
+		{"test negation", "[[ ", "! ", "a", "", " ]]"},
+		{"test operators", "[[ ", "a && ", "a", "", " ]]"},
+	}
+	nest := func(n int, s struct{ name, before, open, middle, close, after string }) string {
+		return s.before + strings.Repeat(s.open, n) + s.middle + strings.Repeat(s.close, n) + s.after
+	}
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			if _, err := Parse(nest(100, s), "s.sh"); err != nil && strings.Contains(err.Error(), "too deep") {
+				t.Fatalf("100 levels refused: %v", err)
+			}
+			src := nest(30_000, s)
+			var err error
+			stack := stackGrowth(func() { _, err = Parse(src, "s.sh") })
+			var pe syntax.ParseError
+			if !errors.As(err, &pe) || !strings.Contains(pe.Text, "nested too deep to parse") {
+				t.Fatalf("30,000 levels: error %v, want a syntax.ParseError saying it is nested too deep", err)
+			}
+			if !strings.HasPrefix(err.Error(), "s.sh:1:") || pe.Pos.Offset() >= uint(len(src)) {
+				t.Errorf("refused at %v (offset %d of %d), want a place on line 1 inside the script", err, pe.Pos.Offset(), len(src))
+			}
+			if stack > 32<<20 {
+				t.Errorf("the stack grew to %d MB before the refusal; want at most 32", stack>>20)
+			}
+		})
+	}
+}
+
+// stackGrowth is how large the stack of a goroutine running f grew.
+func stackGrowth(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	done := make(chan uint64)
+	go func() {
+		f()
+		runtime.ReadMemStats(&after)
+		done <- after.StackInuse
+	}()
+	inUse := <-done
+	return inUse - min(inUse, before.StackInuse)
+}
+
+// TestWatchedParseIsThePlainParse: a long script, read in chunks while the parser's depth is
+// watched, gives the same tree, positions and errors as the parser reading it whole.
+func TestWatchedParseIsThePlainParse(t *testing.T) {
+	body := "if [ -f \"$f\" ]; then\n  echo \"$(basename \"$f\")\" | tr a-z A-Z >> out.txt  # a comment\nfi\n"
+	for _, src := range []string{
+		strings.Repeat(body, 100),
+		strings.Repeat(body, 100) + "echo )\n",
+		strings.Repeat("cat <<EOF\n$(date) ${HOME}\nEOF\n", 200),
+		"echo " + strings.Repeat("x", 1018) + "é\n" + strings.Repeat(body, 30),        // a rune across two chunks
+		"echo " + strings.Repeat("y", 2042) + "\\\n z\r\n" + strings.Repeat(body, 30), // so is an escaped line break
+	} {
+		got, gotErr := Parse(src, "s.sh")
+		want, wantErr := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "s.sh")
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("error %v, want %v", gotErr, wantErr)
+		}
+		if gotErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("a %d-byte script parsed in chunks gives another tree than parsed whole", len(src))
+		}
+	}
+}
+
 // ordinary is the error mvdan.cc/sh's own parser gives for src.
 func ordinary(src string) string {
 	_, err := syntax.NewParser().Parse(strings.NewReader(src), "s.sh")
@@ -81,6 +166,25 @@ func FuzzTooDeep(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		if _, deep := tooDeep(src); deep && strings.Count(src, "(")+strings.Count(src, "{") <= MaxDepth {
 			t.Fatalf("refused with %d ( and { in all", strings.Count(src, "(")+strings.Count(src, "{"))
+		}
+	})
+}
+
+// FuzzParse: whatever the script, Parse gives what the parser gives reading it whole, unless it
+// refuses it as too deep; it never panics.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"echo $(ls)", "if a; then b; fi", "case a in x) y;; esac", "echo $((1?2:3))", "[[ ! a && b ]]", "f() { :; }"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		src = strings.Repeat(src, guardFrom/max(len(src), 1)+1) // long enough to be watched
+		_, err := Parse(src, "s.sh")
+		if err != nil && strings.Contains(err.Error(), "awf refuses scripts this deep") {
+			return
+		}
+		_, want := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "s.sh")
+		if fmt.Sprint(err) != fmt.Sprint(want) {
+			t.Fatalf("error %v, want %v", err, want)
 		}
 	})
 }
