@@ -56,3 +56,21 @@ func TestDeepTextIsRefusedBeforeParsing(t *testing.T) {
 		})
 	}
 }
+
+// TestManyDoubleStarsInAProtectedPath: a protected pattern of twelve "**" with a directory 40
+// deep under the working directory. Matched by backtracking, every path of the walk tried each
+// way of placing the "**" (nine of them took 50 s, twelve would take days); the call now runs
+// as any other, and the file the pattern names stays hidden.
+func TestManyDoubleStarsInAProtectedPath(t *testing.T) {
+	e := newEnv(t)
+	deep := strings.Repeat("a/", 40)
+	e.write(deep+"x", "secret\n")
+	e.write(deep+"b/x", "hidden\n")
+	e.write("wf.yaml", "name: globs\nsandbox:\n  paths:\n    protect: [\""+strings.Repeat("**/a/", 12)+"**/b/x\"]\n"+
+		"tools:\n  - {name: shell, builtin: true, approval: auto}\nsteps:\n"+
+		"  - {name: s, type: tool, tool: shell, args: {command: 'cat "+deep+"x; cat "+deep+"b/x || echo refused'}}\n")
+	res := e.runJSON(0, "run", "wf.yaml")
+	if out := e.state(res.RunID).States["s"].Output; !strings.Contains(out, "secret") || strings.Contains(out, "hidden") {
+		t.Fatalf("the unprotected file should be read and the protected one not; the call gave %q", out)
+	}
+}

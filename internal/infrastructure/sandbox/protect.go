@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/awf-dev/awf/internal/infrastructure/pathglob"
 )
 
 // maxProtectWalk bounds the directory entries visited to find the matches of the protected
@@ -462,26 +464,16 @@ func caseFold(pat string) string {
 func splitPath(p string) []string { return strings.Split(strings.Trim(p, "/"), "/") }
 
 // matchSegments matches path segments against pattern segments, "**" standing for any
-// number of segments (none included).
+// number of segments (none included), the others filepath.Match patterns.
 func matchSegments(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := 0; i <= len(segs); i++ {
-				if matchSegments(pat[1:], segs[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(segs) == 0 {
-			return false
-		}
-		if ok, err := path.Match(pat[0], segs[0]); err != nil || !ok {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
-	}
-	return len(segs) == 0
+	return pathglob.Match(pat, segs, isAnySegments, matchSegment)
+}
+
+func isAnySegments(p string) bool { return p == pathglob.Any }
+
+func matchSegment(p, seg string) bool {
+	ok, err := path.Match(p, seg)
+	return err == nil && ok
 }
 
 // gitSafeKeys are the keys of a repository's git config that a tool process still sees when

@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/awf-dev/awf/internal/infrastructure/pathglob"
 )
 
 // maxBraceExpansions bounds how many patterns one glob may expand into, so that a pattern like
@@ -199,26 +201,9 @@ func literalSegment(s string) (string, bool) {
 }
 
 // matchSegments reports whether the pattern segments p match the name segments s, with `**`
-// matching any number of segments. It is a dynamic programme over (pattern, name) prefixes,
-// so patterns with many `**` stay linear in the product of their lengths.
+// matching any number of segments (pathglob: linear in the product of their lengths).
 func matchSegments(p []segment, s []string) bool {
-	// prev[j]: p[:i-1] matches s[:j]; cur[j]: p[:i] matches s[:j].
-	prev := make([]bool, len(s)+1)
-	cur := make([]bool, len(s)+1)
-	prev[0] = true
-	for i := 1; i <= len(p); i++ {
-		seg := p[i-1]
-		cur[0] = seg.pat == "**" && prev[0]
-		for j := 1; j <= len(s); j++ {
-			if seg.pat == "**" {
-				cur[j] = prev[j] || cur[j-1]
-				continue
-			}
-			cur[j] = prev[j-1] && seg.match(s[j-1])
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(s)]
+	return pathglob.Match(p, s, segment.isAny, segment.match)
 }
 
 // couldExtend reports whether some name with the segments d as a strict prefix could match p.
@@ -268,6 +253,9 @@ func shellClass(s string) string {
 	}
 	return string(b)
 }
+
+// isAny reports whether s stands for any number of segments.
+func (s segment) isAny() bool { return s.pat == pathglob.Any }
 
 // match matches one name; `**` inside a longer segment acts like `*`.
 func (s segment) match(name string) bool {
