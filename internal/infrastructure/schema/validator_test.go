@@ -265,3 +265,66 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+// Schemas whose references branch: both branches of an anyOf, or both parts of an allOf,
+// descend into the same value through the same definition.
+const (
+	branchingAnyOf = `{"$defs": {"n": {"anyOf": [
+		{"type": "array", "items": {"$ref": "#/$defs/n"}},
+		{"type": "array", "maxItems": 5, "items": {"$ref": "#/$defs/n"}},
+		{"type": "number"}]}}, "$ref": "#/$defs/n"}`
+	branchingAllOf = `{"$defs": {
+		"n": {"allOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/b"}]},
+		"a": {"type": ["array", "number"], "items": {"$ref": "#/$defs/n"}},
+		"b": {"type": ["array", "number"], "items": {"$ref": "#/$defs/n"}}}, "$ref": "#/$defs/n"}`
+	selfBranching = `{"$defs": {"n": {"anyOf": [{"$ref": "#/$defs/n"}, {"$ref": "#/$defs/n"}, {"type": "number"}]}}, "$ref": "#/$defs/n"}`
+)
+
+// TestBranchingReferencesAreValidatedOncePerPlace: the failures are the same as when every
+// way is taken, and
+// the work grows with the value's depth, not as 2^depth (19 nested arrays took 21 s against
+// branchingAnyOf; arguments are what a model sends). Work is counted in allocations: each
+// place is validated once, and naming it takes as many allocations as it is deep, so twice
+// the depth allocates about four times as much.
+func TestBranchingReferencesAreValidatedOncePerPlace(t *testing.T) {
+	nest := func(d int, leaf string) any {
+		return decode(t, strings.Repeat("[", d)+leaf+strings.Repeat("]", d))
+	}
+	tests := []struct {
+		name, schema, leaf string
+		compare            bool // with every way taken, which is feasible at small depths
+	}{
+		{"anyOf, invalid", branchingAnyOf, `"x"`, true},
+		{"allOf, valid", branchingAllOf, `1`, true},
+		{"allOf, invalid", branchingAllOf, `"x"`, true},
+		// Two ways at each of 256 references deep, whatever the value.
+		{"self-reference", selfBranching, `"x"`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Compile(json.RawMessage(tc.schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for d := range 5 {
+				if !tc.compare {
+					break
+				}
+				v := nest(d, tc.leaf)
+				every := &walker{s: s} // no failures kept: every way taken
+				every.validate(s.root, v, nil, 0)
+				sortErrors(every.errs)
+				if got, want := messages(s.Validate(v)), messages(dedupe(every.errs)); !cmp.Equal(got, want) {
+					t.Fatalf("failures at depth %d:\n%q\nwant, as when every way is taken:\n%q", d, got, want)
+				}
+			}
+			work := func(d int) float64 {
+				v := nest(d, tc.leaf)
+				return testing.AllocsPerRun(1, func() { s.Validate(v) })
+			}
+			if small, big := work(60), work(120); big > 5*small {
+				t.Errorf("%v allocations at depth 120, %v at 60: the work grows faster than the square of the depth", big, small)
+			}
+		})
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/expr-lang/expr/optimizer"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/awf-dev/awf/internal/shorten"
 )
 
 // fetchFunc is the function every name and member access is rewritten to call. Its name is not
@@ -103,20 +105,10 @@ func syntaxError(src string, err error) error {
 	return &SyntaxError{Offset: byteOffset(src, fe.From), Msg: fmt.Sprintf("%s in %q", fe.Message, shortened(trimSpace(src)))}
 }
 
-// shortened is s, or its first 120 bytes (whole characters) and "...": a message quotes the
-// expression it is about, which the position already points at, and a file of long
-// expressions with errors would otherwise print each of them whole.
-func shortened(s string) string {
-	const most = 120
-	if len(s) <= most {
-		return s
-	}
-	cut := most
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// shortened is s cut to 120 bytes: a message quotes the expression it is about, which the
+// position already points at, and a file of long expressions with errors would otherwise
+// print each of them whole.
+func shortened(s string) string { return shorten.To(s, 120) }
 
 // maxExprDepth is how deeply an expression may nest: brackets, and prefix operators in a row
 // (!, not, -, +). expr-lang parses by recursive descent; 100,000 levels took 265 MB of stack
