@@ -74,3 +74,26 @@ func TestManyDoubleStarsInAProtectedPath(t *testing.T) {
 		t.Fatalf("the unprotected file should be read and the protected one not; the call gave %q", out)
 	}
 }
+
+// TestDeepScriptsReadByEvalAndSourceAreRefused: a step's eval and source hand their text to
+// the interpreter's own parser, which has no depth limit: a few MB of nested function
+// prefixes overflowed awf's stack (a fatal error, the run left "running"). They are checked
+// as every script is, and the step fails with the place.
+func TestDeepScriptsReadByEvalAndSourceAreRefused(t *testing.T) {
+	e := newEnv(t)
+	e.write("deep.sh", strings.Repeat("f() ", 30_000)+"{ true; }\n")
+	e.write("wf.yaml", "name: ev\nsteps:\n"+
+		"  - {name: e, type: shell, command: 'eval \"$(cat deep.sh)\"', continue_on_error: true}\n"+
+		"  - {name: s, type: shell, command: '. ./deep.sh', continue_on_error: true}\n"+
+		"  - {name: ok, type: shell, command: 'eval \"f() { echo fine; }; f\"'}\n")
+	res := e.runJSON(0, "run", "wf.yaml")
+	st := e.state(res.RunID)
+	for step, want := range map[string]string{"e": "eval:1:", "s": "./deep.sh:1:"} {
+		if got := st.States[step].Error; !strings.Contains(got, want) || !strings.Contains(got, "nested too deep to parse") {
+			t.Errorf("step %s: error %q, want the refusal at %s", step, got, want)
+		}
+	}
+	if got := st.States["ok"].Output; strings.TrimSpace(got) != "fine" {
+		t.Errorf("an ordinary eval gave %q, want fine", got)
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,12 +205,40 @@ func newJobControl(file *syntax.File, grouped bool) *jobControl {
 // none); the exec middleware must come before any that checks programs (the sandbox's guard).
 func (jc *jobControl) options(next interp.CallHandlerFunc) []interp.RunnerOption {
 	return []interp.RunnerOption{interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) {
+		if err := parsedLater(ctx, args); err != nil {
+			return args, err
+		}
 		args, err := jc.call(ctx, args)
 		if err != nil || next == nil || strings.HasPrefix(args[0], jobPrefix) {
 			return args, err
 		}
 		return next(ctx, args)
 	})}
+}
+
+// parsedLater refuses an eval, source or . whose script shellsyntax refuses for its depth:
+// the interpreter parses that text itself, with no limit, and text nested deep enough (a few
+// MB of "f() " prefixes) overflows the stack of the process running it, awf itself for a
+// step. Any other failure to read or parse is left to the interpreter to report.
+func parsedLater(ctx context.Context, args []string) error {
+	var src, name string
+	switch {
+	case args[0] == "eval":
+		src, name = strings.Join(args[1:], " "), "eval"
+	case (args[0] == "source" || args[0] == ".") && len(args) > 1:
+		path := args[1]
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(interp.HandlerCtx(ctx).Dir, path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		src, name = string(data), args[1]
+	default:
+		return nil
+	}
+	return shellsyntax.Check(src, name)
 }
 
 // current is the job whose shell makes the call in hc: the job its __awf_job names. The script

@@ -58,7 +58,7 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 func Parse(src, name string) (*syntax.File, error) {
 	if pos, deep := tooDeep(src); deep {
 		return nil, syntax.ParseError{Filename: name, Pos: pos,
-			Text: fmt.Sprintf("nested deeper than %d levels of ( and {; awf refuses scripts this deep", MaxDepth)}
+			Text: fmt.Sprintf("nested deeper than %d levels of ( and {; %s", MaxDepth, refusal)}
 	}
 	p := parsers.Get().(*syntax.Parser)
 	defer parsers.Put(p)
@@ -69,9 +69,24 @@ func Parse(src, name string) (*syntax.File, error) {
 	f, err := p.Parse(g, name)
 	if errors.Is(err, errTooDeep) {
 		return nil, syntax.ParseError{Filename: name, Pos: position(src, g.last),
-			Text: fmt.Sprintf("compound commands or operators nested too deep to parse (past %d levels of ( and {, about 2,000 of if, loops, case, functions or operators); awf refuses scripts this deep", MaxDepth)}
+			Text: fmt.Sprintf("compound commands or operators nested too deep to parse (past %d levels of ( and {, about 2,000 of if, loops, case, functions or operators); %s", MaxDepth, refusal)}
 	}
 	return f, err
+}
+
+// refusal ends the message of every script Parse refuses for its depth.
+const refusal = "awf refuses scripts this deep"
+
+// Check returns Parse's error when Parse refuses src for its depth, and nil otherwise (an
+// ordinary syntax error included): for text that another parser will read, such as what an
+// interpreter's eval or source reads, which has no depth limit of its own.
+func Check(src, name string) error {
+	_, err := Parse(src, name)
+	var pe syntax.ParseError
+	if errors.As(err, &pe) && strings.HasSuffix(pe.Text, refusal) {
+		return err
+	}
+	return nil
 }
 
 // guard feeds a script to the parser a chunk at a time and, before each chunk, stops it if

@@ -188,3 +188,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckReportsOnlyDepth: Check is for text another parser reads, which reports its own
+// syntax errors.
+func TestCheckReportsOnlyDepth(t *testing.T) {
+	if err := Check("echo ok", "e"); err != nil {
+		t.Errorf("a plain script: %v", err)
+	}
+	if err := Check("echo )", "e"); err != nil {
+		t.Errorf("a syntax error is the other parser's to report: %v", err)
+	}
+	for _, deep := range []string{strings.Repeat("(", MaxDepth+1), strings.Repeat("time ", 30_000) + "true"} {
+		if err := Check(deep, "e"); err == nil || !strings.HasPrefix(err.Error(), "e:1:") {
+			t.Errorf("a script too deep: error %v, want the refusal at its place", err)
+		}
+	}
+}
