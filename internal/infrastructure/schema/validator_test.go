@@ -328,3 +328,39 @@ func TestBranchingReferencesAreValidatedOncePerPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestBranchingReferencesBoundTheFallback: a schema that also uses a keyword left to
+// jsonschema-go is checked by it too, and it takes every way (22 nested arrays: 17 s). Past
+// maxFallbackWays the call is refused, saying why, instead; below, the fallback still runs and
+// still finds what only it checks.
+func TestBranchingReferencesBoundTheFallback(t *testing.T) {
+	schema := strings.Replace(branchingAllOf, `"n": {`, `"n": {"unevaluatedProperties": false, `, 1)
+	s, err := Compile(json.RawMessage(schema))
+	if err != nil || !s.fallback {
+		t.Fatalf("Compile: %v (fallback %v), want a schema that needs jsonschema-go", err, s.fallback)
+	}
+	nest := func(d int) any { return decode(t, strings.Repeat("[", d)+"1"+strings.Repeat("]", d)) }
+	if got := s.Validate(nest(5)); len(got) != 0 {
+		t.Errorf("5 levels: %v, want valid", got)
+	}
+	got := messages(s.Validate(nest(40)))
+	if len(got) != 1 || !strings.Contains(got[0], "more than 65536 ways") {
+		t.Errorf("40 levels: %q, want the refusal", got)
+	}
+	items := `{"$defs": {"item": {"type": "object", "properties": {"a": {}}, "unevaluatedProperties": false}},
+		"type": "array", "items": {"$ref": "#/$defs/item"}}`
+	long, err := Compile(json.RawMessage(items))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := long.Validate(decode(t, "["+strings.TrimSuffix(strings.Repeat(`{"a": 1},`, 100_000), ",")+"]")); len(got) != 0 {
+		t.Errorf("100,000 items each through a reference, one way each: %v, want valid", got)
+	}
+	strict, err := Compile(json.RawMessage(`{"type": "object", "properties": {"a": {}}, "unevaluatedProperties": false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strict.Validate(decode(t, `{"a": 1, "b": 2}`)); len(got) == 0 {
+		t.Error("unevaluatedProperties: false let b through: the fallback did not run")
+	}
+}

@@ -28,12 +28,14 @@ func (s *Schema) Validate(value any) []tool.FieldError {
 	if err != nil {
 		return []tool.FieldError{{Path: "$", Message: err.Error()}}
 	}
-	w := &walker{s: s, refs: map[refVisit][]tool.FieldError{}}
+	w := &walker{s: s, refs: map[refVisit]refResult{}}
 	w.validate(s.root, v, nil, 0)
 	sortErrors(w.errs)
 	w.errs = dedupe(w.errs)
 	if len(w.errs) == 0 && s.fallback {
-		if err := s.resolved.Validate(floats(v)); err != nil {
+		if w.ways > max(maxFallbackWays, 8*uint64(len(w.refs))) {
+			w.add(nil, "the value reaches the schema's references in more than %d ways, too many to check the keywords awf leaves to jsonschema-go (unevaluatedProperties, unevaluatedItems, $dynamicRef), which takes every way; send a shallower value", maxFallbackWays)
+		} else if err := s.resolved.Validate(floats(v)); err != nil {
 			w.add(nil, "%s", err.Error())
 		}
 	}
@@ -45,8 +47,24 @@ type walker struct {
 	errs []tool.FieldError
 	// refs are the failures of each reference target already validated at a place and
 	// depth, shared by a Validate's walkers (see validateRef).
-	refs map[refVisit][]tool.FieldError
+	refs map[refVisit]refResult
+	// ways counts the references a walker taking every way would have followed here.
+	ways uint64
 }
+
+// refResult is what validating a reference target at one place found: its failures, and the
+// references followed under it counting every way (itself included).
+type refResult struct {
+	errs []tool.FieldError
+	ways uint64
+}
+
+// maxFallbackWays bounds the ways a value may reach a schema's references when the schema
+// also needs jsonschema-go, whose validator takes each way (about 3.5 us a way here; a
+// branching schema and 22 nested arrays: 17 s). A big value that reaches each place in one
+// or a few ways (a long array of referenced items) is not held to it: only ways beyond 8 per
+// place validated count as branching.
+const maxFallbackWays = 1 << 16
 
 // refVisit is a reference target validated at one place of the value, at one depth.
 type refVisit struct {
@@ -68,8 +86,18 @@ func (w *walker) valid(sc *jsonschema.Schema, v any, path *jpath, depth int) boo
 func (w *walker) sub(sc *jsonschema.Schema, v any, path *jpath, depth int) []tool.FieldError {
 	inner := &walker{s: w.s, refs: w.refs}
 	inner.validate(sc, v, path, depth)
+	w.ways = addWays(w.ways, inner.ways)
 	sortErrors(inner.errs)
 	return inner.errs
+}
+
+// addWays adds counts of ways, saturating: references that branch at every level are
+// 2^depth ways.
+func addWays(a, b uint64) uint64 {
+	if a > math.MaxUint64-b {
+		return math.MaxUint64
+	}
+	return a + b
 }
 
 // validateRef validates v against a reference's target once per place and depth, and
@@ -84,14 +112,15 @@ func (w *walker) validateRef(target *jsonschema.Schema, v any, path *jpath, dept
 		return
 	}
 	key := refVisit{target: target, path: path.String(), depth: depth}
-	errs, ok := w.refs[key]
+	r, ok := w.refs[key]
 	if !ok {
 		inner := &walker{s: w.s, refs: w.refs}
 		inner.validate(target, v, path, depth)
-		errs = dedupe(inner.errs)
-		w.refs[key] = errs
+		r = refResult{errs: dedupe(inner.errs), ways: addWays(inner.ways, 1)}
+		w.refs[key] = r
 	}
-	w.errs = append(w.errs, errs...)
+	w.ways = addWays(w.ways, r.ways)
+	w.errs = append(w.errs, r.errs...)
 }
 
 func (w *walker) validate(sc *jsonschema.Schema, v any, path *jpath, depth int) {
