@@ -40,6 +40,15 @@ const guardFrom = 1 << 10
 // script at this size, 15% at 256 bytes).
 const guardChunk = 1 << 10
 
+// A look costs about 0.1 us a frame of depth, so a script kept just under maxFrames for
+// megabytes would cost 1.2 ms a chunk (a 5 MB one: 7 s, ten times its parse). So a parse may
+// read at most maxDeepChunks chunks while deeper than shallowFrames (about 35 nested $( or
+// 170 nested if, far beyond scripts people write); below that a look costs at most 0.1 ms.
+const (
+	shallowFrames = 1 << 10
+	maxDeepChunks = 64
+)
+
 // errTooDeep stops a watched parse: the parser returns the first read error it gets.
 var errTooDeep = errors.New("the parser recursed too deep")
 
@@ -69,7 +78,7 @@ func Parse(src, name string) (*syntax.File, error) {
 	f, err := p.Parse(g, name)
 	if errors.Is(err, errTooDeep) {
 		return nil, syntax.ParseError{Filename: name, Pos: position(src, g.last),
-			Text: fmt.Sprintf("compound commands or operators nested too deep to parse (past %d levels of ( and {, about 2,000 of if, loops, case, functions or operators); %s", MaxDepth, refusal)}
+			Text: fmt.Sprintf("compound commands or operators nested too deep to parse (past %d levels of ( and {, about 2,000 of if, loops, case, functions or operators, or %d KB of script inside about 170 of them); %s", MaxDepth, maxDeepChunks*guardChunk>>10, refusal)}
 	}
 	return f, err
 }
@@ -90,12 +99,14 @@ func Check(src, name string) error {
 }
 
 // guard feeds a script to the parser a chunk at a time and, before each chunk, stops it if
-// it has recursed more than maxFrames below Parse. Every level of recursion reads at least
+// it has recursed more than maxFrames below Parse, or has read more than maxDeepChunks while
+// more than shallowFrames below it. Every level of recursion reads at least
 // one byte, so the parser cannot go much deeper unseen.
 type guard struct {
 	src       string
 	off, last int // bytes handed out, and where the last chunk started
 	base      int // frames above the parse
+	deep      int // chunks handed out while deeper than shallowFrames
 }
 
 func newGuard(src string) *guard {
@@ -105,8 +116,10 @@ func newGuard(src string) *guard {
 
 func (g *guard) Read(b []byte) (int, error) {
 	var pc [1]uintptr
-	if runtime.Callers(g.base+maxFrames, pc[:]) > 0 {
-		return 0, errTooDeep
+	if runtime.Callers(g.base+shallowFrames, pc[:]) > 0 {
+		if g.deep++; g.deep > maxDeepChunks || runtime.Callers(g.base+maxFrames, pc[:]) > 0 {
+			return 0, errTooDeep
+		}
 	}
 	if g.off == len(g.src) {
 		return 0, io.EOF

@@ -204,3 +204,20 @@ func TestCheckReportsOnlyDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRefusesLongDeepStretches: watching a deep parse costs in proportion to its depth,
+// so a long stretch of script read deep down is refused (a 5 MB script inside 1,800 ifs took
+// 7 s, ten times its parse); the same script 100 levels down parses.
+func TestParseRefusesLongDeepStretches(t *testing.T) {
+	body := strings.Repeat("true\n", 20_000) // 100 KB
+	for _, tc := range []struct {
+		levels int
+		refuse bool
+	}{{100, false}, {1000, true}} {
+		src := strings.Repeat("if true; then\n", tc.levels) + body + strings.Repeat("fi\n", tc.levels)
+		_, err := Parse(src, "s.sh")
+		if refused := err != nil && strings.Contains(err.Error(), "64 KB of script inside"); refused != tc.refuse {
+			t.Errorf("%d levels around 100 KB: error %v, want refused %v", tc.levels, err, tc.refuse)
+		}
+	}
+}
