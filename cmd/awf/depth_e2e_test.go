@@ -78,17 +78,23 @@ func TestManyDoubleStarsInAProtectedPath(t *testing.T) {
 // TestDeepScriptsReadByEvalAndSourceAreRefused: a step's eval and source hand their text to
 // the interpreter's own parser, which has no depth limit: a few MB of nested function
 // prefixes overflowed awf's stack (a fatal error, the run left "running"). They are checked
-// as every script is, and the step fails with the place.
+// as every script is, also through builtin and command and when found in PATH, and the step
+// fails with the place.
 func TestDeepScriptsReadByEvalAndSourceAreRefused(t *testing.T) {
 	e := newEnv(t)
 	e.write("deep.sh", strings.Repeat("f() ", 30_000)+"{ true; }\n")
+	e.write("lib/lib.sh", strings.Repeat("f() ", 30_000)+"{ true; }\n") // found in PATH
 	e.write("wf.yaml", "name: ev\nsteps:\n"+
 		"  - {name: e, type: shell, command: 'eval \"$(cat deep.sh)\"', continue_on_error: true}\n"+
 		"  - {name: s, type: shell, command: '. ./deep.sh', continue_on_error: true}\n"+
+		"  - {name: be, type: shell, command: 'builtin eval \"$(cat deep.sh)\"', continue_on_error: true}\n"+
+		"  - {name: ce, type: shell, command: 'command eval \"$(cat deep.sh)\"', continue_on_error: true}\n"+
+		"  - {name: cs, type: shell, command: 'command . ./deep.sh', continue_on_error: true}\n"+
+		"  - {name: ps, type: shell, command: 'PATH=\"$PWD/lib:$PATH\"; . lib.sh', continue_on_error: true}\n"+
 		"  - {name: ok, type: shell, command: 'eval \"f() { echo fine; }; f\"'}\n")
 	res := e.runJSON(0, "run", "wf.yaml")
 	st := e.state(res.RunID)
-	for step, want := range map[string]string{"e": "eval:1:", "s": "./deep.sh:1:"} {
+	for step, want := range map[string]string{"e": "eval:1:", "s": "./deep.sh:1:", "be": "eval:1:", "ce": "eval:1:", "cs": "./deep.sh:1:", "ps": "lib.sh:1:"} {
 		if got := st.States[step].Error; !strings.Contains(got, want) || !strings.Contains(got, "nested too deep to parse") {
 			t.Errorf("step %s: error %q, want the refusal at %s", step, got, want)
 		}

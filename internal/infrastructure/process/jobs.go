@@ -216,29 +216,51 @@ func (jc *jobControl) options(next interp.CallHandlerFunc) []interp.RunnerOption
 	})}
 }
 
-// parsedLater refuses an eval, source or . whose script shellsyntax refuses for its depth:
-// the interpreter parses that text itself, with no limit, and text nested deep enough (a few
-// MB of "f() " prefixes) overflows the stack of the process running it, awf itself for a
-// step. Any other failure to read or parse is left to the interpreter to report.
+// parsedLater refuses an eval, source or . whose script shellsyntax refuses for its depth,
+// also when called through builtin or command: the interpreter parses that text itself, with
+// no limit, and text nested deep enough (a few MB of "f() " prefixes) overflows the stack of
+// the process running it, awf itself for a step. Any other failure to read or parse is left
+// to the interpreter to report.
 func parsedLater(ctx context.Context, args []string) error {
-	var src, name string
-	switch {
-	case args[0] == "eval":
-		src, name = strings.Join(args[1:], " "), "eval"
-	case (args[0] == "source" || args[0] == ".") && len(args) > 1:
-		path := args[1]
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(interp.HandlerCtx(ctx).Dir, path)
+	for len(args) > 0 && (args[0] == "builtin" || args[0] == "command") {
+		args = args[1:]
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") { // command -v only looks
+			if args[0] == "-v" {
+				return nil
+			}
+			args = args[1:]
 		}
-		data, err := os.ReadFile(path)
+	}
+	switch {
+	case len(args) > 0 && args[0] == "eval":
+		return shellsyntax.Check(strings.Join(args[1:], " "), "eval")
+	case len(args) > 1 && (args[0] == "source" || args[0] == "."):
+		data, err := os.ReadFile(sourced(interp.HandlerCtx(ctx), args[1]))
 		if err != nil {
 			return nil
 		}
-		src, name = string(data), args[1]
-	default:
-		return nil
+		return shellsyntax.Check(string(data), args[1])
 	}
-	return shellsyntax.Check(src, name)
+	return nil
+}
+
+// sourced is the file source and . read for name, found as the interpreter finds it: a name
+// without a slash in PATH first, then in the directory.
+func sourced(hc interp.HandlerContext, name string) string {
+	if !strings.Contains(name, "/") {
+		for _, dir := range filepath.SplitList(hc.Env.Get("PATH").String()) {
+			if !filepath.IsAbs(dir) {
+				dir = filepath.Join(hc.Dir, dir)
+			}
+			if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+				return filepath.Join(dir, name)
+			}
+		}
+	}
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(hc.Dir, name)
 }
 
 // current is the job whose shell makes the call in hc: the job its __awf_job names. The script

@@ -62,8 +62,8 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 // counts those in double quotes and in here-document bodies (code there may nest), so a
 // script can be refused only for more than MaxDepth unclosed ones in a row. What nests without
 // brackets (if, loops, case, functions, time, arithmetic and test operators) is stopped while
-// it is parsed, once the parser recurses past maxFrames, with a syntax.ParseError at the chunk
-// it was reading.
+// it is parsed, once the parser recurses past maxFrames or reads more than maxDeepChunks
+// while deeper than shallowFrames, with a syntax.ParseError at the chunk it was reading.
 func Parse(src, name string) (*syntax.File, error) {
 	if pos, deep := tooDeep(src); deep {
 		return nil, syntax.ParseError{Filename: name, Pos: pos,
