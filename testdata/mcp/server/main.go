@@ -1,11 +1,14 @@
 // Command server is a tiny MCP server over stdio, written with the official Go SDK, that
 // awf's tests build and start as a workflow's mcp_servers entry. Its tools cover what a client
 // must handle: read-only and writing tools, a tool error, a tool whose name holds a dot, a
-// server that dies mid-call and one that never answers.
+// server that dies mid-call and one that never answers, and (TESTSERVER_NEST) a tool whose
+// input schema branches through references at every level, which a validator that tries
+// every way takes 2^depth steps to check.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"os"
@@ -93,7 +96,38 @@ func main() {
 				return text(strings.TrimSpace(env)), nil, nil
 			})
 	}
+	if os.Getenv("TESTSERVER_NEST") != "" {
+		s.AddTool(&mcp.Tool{Name: "nest", Description: "Report how deep a tree of lists of numbers is.",
+			Annotations: readOnly, InputSchema: json.RawMessage(nestSchema)}, nest)
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// nestSchema is a tree of lists of numbers in which every list may also match a second,
+// overlapping branch: both descend through the same reference, so a list nested d deep can be
+// matched 2^d ways.
+const nestSchema = `{"type": "object", "required": ["tree"], "properties": {"tree": {"$ref": "#/$defs/n"}},
+	"$defs": {"n": {"anyOf": [
+		{"type": "array", "items": {"$ref": "#/$defs/n"}},
+		{"type": "array", "maxItems": 5, "items": {"$ref": "#/$defs/n"}},
+		{"type": "number"}]}}}`
+
+// nest reports the depth of its tree argument. The SDK's low-level AddTool leaves validation
+// to the handler, which here only decodes: the client is the one under test.
+func nest(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var in struct{ Tree any }
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return nil, err
+	}
+	depth := 0
+	for v := in.Tree; ; depth++ {
+		l, ok := v.([]any)
+		if !ok || len(l) == 0 {
+			break
+		}
+		v = l[0]
+	}
+	return text(fmt.Sprintf("depth %d", depth)), nil
 }
