@@ -91,11 +91,14 @@ func TestMCPSchemaThatBranchesIsCheckedOncePerPlace(t *testing.T) {
 		t.Fatalf("calls = %+v, want two with results", calls)
 	}
 	bad, good := calls[0].Result, calls[1].Result
-	// The refusal is the schema's, and short: the 2^30 ways the branches fail are not quoted.
+	// The refusal is the schema's, short (the 2^30 ways the branches fail are not quoted),
+	// and it names what to fix, 30 lists down.
 	const refusal = `invalid arguments for tool "fs__nest": $.tree: matches none of the anyOf schemas`
-	if bad.Success || !strings.Contains(bad.Error, refusal) || len(bad.Error) > 4<<10 {
-		t.Errorf("call with a string leaf: success %v, error (%d bytes) %q; want %q..., under 4 KB",
-			bad.Success, len(bad.Error), bad.Error, refusal)
+	deepest := "; deepest: $.tree" + strings.Repeat("[0]", nestDepth) +
+		": matches none of the anyOf schemas: (1) want array, got string; (2) want array, got string; (3) want number, got string"
+	if bad.Success || !strings.HasPrefix(bad.Error, refusal) || !strings.HasSuffix(bad.Error, deepest) || len(bad.Error) > 4<<10 {
+		t.Errorf("call with a string leaf: success %v, error (%d bytes) %q; want %q...%q, under 4 KB",
+			bad.Success, len(bad.Error), bad.Error, refusal, deepest)
 	}
 	if !good.Success || good.Output != fmt.Sprintf("depth %d", nestDepth) {
 		t.Errorf("valid call: success %v, output %q, error %q; want the server's answer", good.Success, good.Output, good.Error)
@@ -112,7 +115,7 @@ func TestMCPSchemaThatBranchesIsCheckedOncePerPlace(t *testing.T) {
 			told = fmt.Sprint(m.Content)
 		}
 	}
-	if !strings.Contains(told, refusal) || len(told) > 4<<10 {
+	if !strings.Contains(told, refusal) || !strings.HasSuffix(told, deepest) || len(told) > 4<<10 {
 		t.Errorf("the model was told (%d bytes) %q; want the refusal", len(told), told)
 	}
 }

@@ -85,6 +85,15 @@ type Located interface {
 type FieldError struct {
 	Path    string `json:"path" yaml:"path"`
 	Message string `json:"message" yaml:"message"`
+	// Cause is, for a failure that sums up others (no subschema of an anyOf matched), the
+	// deepest of them: what the sender most likely has to fix, which the summary's own
+	// message, cut short, may not reach. Not saved.
+	Cause Cause `json:"-" yaml:"-"`
+}
+
+// Cause is the failure at the deepest place beneath a failure that sums up others.
+type Cause struct {
+	Path, Message string
 }
 
 func (e FieldError) String() string { return e.Path + ": " + e.Message }

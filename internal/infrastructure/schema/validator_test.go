@@ -107,8 +107,15 @@ func TestValidate(t *testing.T) {
 		{"dependentRequired", `{"dependentRequired":{"a":["b"]}}`, `{"a":1}`, errs(`$.b: is required when "a" is present`)},
 		{"propertyNames", `{"propertyNames":{"maxLength":2}}`, `{"abc":1}`, errs("$.abc: property name: want at most 2 characters, got 3")},
 		{"anyOf", `{"anyOf":[{"type":"string"},{"type":"integer"}]}`, `true`,
-			errs("$: matches none of the anyOf schemas: (1) $: want string, got boolean; (2) $: want integer, got boolean")},
+			errs("$: matches none of the anyOf schemas: (1) want string, got boolean; (2) want integer, got boolean")},
 		{"anyOf ok", `{"anyOf":[{"type":"string"},{"type":"integer"}]}`, `2`, nil},
+		{"anyOf quoting its deepest failure whole", `{"anyOf":[{"items":{"anyOf":[{"items":{"type":"number"}},{"type":"null"}]}},{"type":"null"}]}`, `[["x"]]`,
+			errs(`$: matches none of the anyOf schemas: (1) $[0]: matches none of the anyOf schemas: (1) $[0][0]: want number, got string; (2) want null, got array; (2) want null, got array`)},
+		{"anyOf naming its deepest failure past the cut", `{"$defs":{"n":{"anyOf":[{"type":"array","items":{"$ref":"#/$defs/n"}},{"type":"number"}]}},"$ref":"#/$defs/n"}`,
+			`[[[[[[[[[[[[["x"]]]]]]]]]]]]]`, errs(`$: matches none of the anyOf schemas: (1) $[0]: matches none of the anyOf schemas: (1) $[0][0]: ` +
+				`matches none of the anyOf schemas: (1) $[0][0][0]: matches none of the anyOf schemas: (1) $[0][0][0][0]: matches none of the anyOf schemas: ` +
+				`(1) $[0][0][0][0][0]: matches none of the anyO...; (2) want number, got array; deepest: $[0][0][0][0][0][0][0][0][0][0][0][0][0]: ` +
+				`matches none of the anyOf schemas: (1) want array, got string; (2) want number, got string`)},
 		{"oneOf twice", `{"oneOf":[{"type":"integer"},{"type":"number"}]}`, `2`, errs("$: matches oneOf schemas 1 and 2, want exactly one")},
 		{"allOf", `{"allOf":[{"minimum":1},{"maximum":2}]}`, `3`, errs("$: want <= 2, got 3")},
 		{"not", `{"not":{"type":"string"}}`, `"x"`, errs("$: must not match the schema under not")},

@@ -397,6 +397,7 @@ func (w *walker) logic(sc *jsonschema.Schema, v any, path *jpath, depth int) {
 	}
 	if len(sc.AnyOf) > 0 {
 		var firsts []string
+		var cause tool.Cause
 		ok := false
 		for i, s := range sc.AnyOf {
 			errs := w.sub(s, v, path, depth+1)
@@ -404,26 +405,29 @@ func (w *walker) logic(sc *jsonschema.Schema, v any, path *jpath, depth int) {
 				ok = true
 				break
 			}
-			firsts = append(firsts, reason(i, errs))
+			firsts = append(firsts, reason(i, errs, path))
+			cause = deeper(cause, errs)
 		}
 		if !ok {
-			w.add(path, "matches none of the anyOf schemas: %s", strings.Join(firsts, "; "))
+			w.addSummary(path, cause, "matches none of the anyOf schemas: %s", strings.Join(firsts, "; "))
 		}
 	}
 	if len(sc.OneOf) > 0 {
 		var matches []string
 		var firsts []string
+		var cause tool.Cause
 		for i, s := range sc.OneOf {
 			if errs := w.sub(s, v, path, depth+1); len(errs) == 0 {
 				matches = append(matches, strconv.Itoa(i+1))
 			} else {
-				firsts = append(firsts, reason(i, errs))
+				firsts = append(firsts, reason(i, errs, path))
+				cause = deeper(cause, errs)
 			}
 		}
 		switch len(matches) {
 		case 1:
 		case 0:
-			w.add(path, "matches none of the oneOf schemas: %s", strings.Join(firsts, "; "))
+			w.addSummary(path, cause, "matches none of the oneOf schemas: %s", strings.Join(firsts, "; "))
 		default:
 			w.add(path, "matches oneOf schemas %s, want exactly one", strings.Join(matches, " and "))
 		}
@@ -463,9 +467,49 @@ func dedupe(errs []tool.FieldError) []tool.FieldError {
 // would double the message (19 levels: megabytes).
 const maxReason = 240
 
-// reason is how an anyOf or oneOf failure quotes subschema i's first failure.
-func reason(i int, errs []tool.FieldError) string {
-	return fmt.Sprintf("(%d) %s", i+1, shorten.To(errs[0].String(), maxReason))
+// reason is how an anyOf or oneOf failure at path quotes subschema i's first failure: without
+// the path when it is the same place (a path thirty lists deep is a hundred bytes).
+func reason(i int, errs []tool.FieldError, path *jpath) string {
+	e := errs[0].String()
+	if errs[0].Path == path.String() {
+		e = errs[0].Message
+	}
+	return fmt.Sprintf("(%d) %s", i+1, shorten.To(e, maxReason))
+}
+
+// addSummary records a failure that sums up its subschemas' failures and, when the deepest of
+// them lies below path and its quotes do not already hold it, names it too: the quotes are
+// cut at maxReason, and beneath nested anyOfs the failure to fix (a string where a number
+// must be, thirty lists down) is past the cut.
+func (w *walker) addSummary(path *jpath, cause tool.Cause, format string, args ...any) {
+	p := path.String()
+	msg := fmt.Sprintf(format, args...)
+	if c := cause.Path + ": " + cause.Message; pathDepth(cause.Path) > pathDepth(p) && !strings.Contains(msg, c) {
+		msg += "; deepest: " + shorten.To(c, maxReason)
+	}
+	w.errs = append(w.errs, tool.FieldError{Path: p, Message: msg, Cause: cause})
+}
+
+// deeper returns the deeper of best and the deepest failure in errs, seen through the causes
+// of failures that sum up others; best on a tie. A summary whose cause is at its own place
+// stands for itself: it quotes every way that place failed.
+func deeper(best tool.Cause, errs []tool.FieldError) tool.Cause {
+	for _, e := range errs {
+		c := tool.Cause{Path: e.Path, Message: e.Message}
+		if pathDepth(e.Cause.Path) > pathDepth(e.Path) {
+			c = e.Cause
+		}
+		if best.Path == "" || pathDepth(c.Path) > pathDepth(best.Path) {
+			best = c
+		}
+	}
+	return best
+}
+
+// pathDepth is how many steps a JSON path ("$.a.b[2]") takes below the whole value; a key
+// that holds dots or brackets counts for more, which only picks which failure to name.
+func pathDepth(p string) int {
+	return strings.Count(p, ".") + strings.Count(p, "[")
 }
 
 // floats converts json.Number to float64 throughout, for jsonschema-go, which types a
