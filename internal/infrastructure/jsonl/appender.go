@@ -66,5 +66,17 @@ func (a *Appender) Append(line []byte) error {
 	return nil
 }
 
+// Lock takes the lock that Append holds while it writes, until unlock is called, so that a
+// caller can read the whole file, or replace it, while no awf writer appends to it. Lines that
+// writers holding the file open append after unlock still go to this file, replaced or not.
+// Where there is no such lock (outside Unix, or when it cannot be had) it takes none; unlock is
+// never nil. An Append before unlock would end the lock as it returns.
+func (a *Appender) Lock() (unlock func()) {
+	if unlock := lockAppends(a.f); unlock != nil {
+		return unlock
+	}
+	return func() {}
+}
+
 // Close closes the file.
 func (a *Appender) Close() error { return a.f.Close() }

@@ -62,6 +62,7 @@ type Store struct {
 	failWrite     error        // a test hook: the error of every state file write (a full disk)
 	noSync        bool         // a benchmark switch: no fsync of files and directories
 	compactFloor  int64        // minCompact; tests raise it to see a journal grow
+	indexFloor    int64        // minIndexCompaction; tests lower it to compact small indexes
 	dirSyncs      atomic.Int64 // syncs of the store directory, for tests
 	summaryReads  atomic.Int64 // state files List read rather than take from the index, for tests
 }
@@ -104,7 +105,7 @@ func New(dir string, opts ...Option) (*Store, error) {
 		return nil, fault.New(fault.Usage, "state directory is empty")
 	}
 	s := &Store{dir: filepath.Clean(dir), threshold: DefaultOutputThreshold, runs: map[string]*runEntry{},
-		compactFloor: minCompact}
+		compactFloor: minCompact, indexFloor: minIndexCompaction}
 	for _, o := range opts {
 		o(s)
 	}
