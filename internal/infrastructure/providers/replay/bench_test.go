@@ -54,3 +54,32 @@ func BenchmarkRecordTurn(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPlayStep plays the one turn of a step of a cassette holding steps steps of one turn
+// each: a step's first turn must not cost more in a longer cassette.
+func BenchmarkPlayStep(b *testing.B) {
+	for _, steps := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("steps=%d", steps), func(b *testing.B) {
+			c := &replay.Cassette{Version: 1}
+			msgs := []state.Message{{Role: "user", Content: "go"}}
+			for i := range steps {
+				c.Interactions = append(c.Interactions, replay.Interaction{Workflow: "wf", Step: fmt.Sprintf("s%05d", i),
+					Request:  replay.Request{Model: "m", Messages: msgs},
+					Response: replay.Response{Content: "ok", FinishReason: "stop"}})
+			}
+			req := ports.ChatRequest{Model: "m", Messages: msgs}
+			p := replay.NewPlayer("c.yaml", c)
+			b.ResetTimer()
+			for i := range b.N {
+				if i > 0 && i%steps == 0 {
+					b.StopTimer()
+					p = replay.NewPlayer("c.yaml", c) // every step played: start again
+					b.StartTimer()
+				}
+				if _, err := p.Step("wf", fmt.Sprintf("s%05d", i%steps)).Chat(b.Context(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -30,6 +30,10 @@ type Player struct {
 	// turns are the interactions of each workflow's step, found once: a turn does not look
 	// through the whole cassette.
 	turns map[[2]string]stepTurns
+	// byStep indexes the interactions by workflow and step, built at the first step that
+	// plays: a step does not look through the whole cassette either (10,000 agent steps, one
+	// turn each, would compare 10^8 names).
+	byStep map[[2]string][]int
 }
 
 // stepTurns are the indexes of the interactions a step plays, and the key of its cursor.
@@ -95,21 +99,20 @@ func (p *Player) interactions(workflow, step string) ([]int, string) {
 	return idxs, k
 }
 
+// find returns the interactions of the workflow's step, else those of the step recorded
+// without a workflow, and the key of their cursor. p.mu is held.
 func (p *Player) find(workflow, step string) ([]int, string) {
-	var exact, any []int
-	for i, in := range p.c.Interactions {
-		switch {
-		case in.Step != step:
-		case in.Workflow == workflow:
-			exact = append(exact, i)
-		case in.Workflow == "":
-			any = append(any, i)
+	if p.byStep == nil {
+		p.byStep = map[[2]string][]int{}
+		for i, in := range p.c.Interactions {
+			k := [2]string{in.Workflow, in.Step}
+			p.byStep[k] = append(p.byStep[k], i)
 		}
 	}
-	if len(exact) > 0 {
+	if exact := p.byStep[[2]string{workflow, step}]; len(exact) > 0 {
 		return exact, key(workflow, step)
 	}
-	return any, key("", step)
+	return p.byStep[[2]string{"", step}], key("", step)
 }
 
 type stepPlayer struct {
