@@ -51,13 +51,15 @@ func (l *Loader) LoadBytes(path string, data []byte) (*workflow.Workflow, error)
 	return wf, err
 }
 
-// readMode says how loadBytes read a file, for tests: whole, in parts, or in parts then whole.
+// readMode says how loadBytes read a file, for tests: whole, in parts (at the top-level list
+// or at a parallel step's), or in parts then whole.
 type readMode int
 
 const (
 	readWhole readMode = iota
 	readSplit
 	readSplitThenWhole
+	readNested
 )
 
 func (l *Loader) loadBytes(path string, data []byte) (*workflow.Workflow, readMode, error) {
@@ -73,6 +75,9 @@ func (l *Loader) loadBytes(path string, data []byte) (*workflow.Workflow, readMo
 	wf, ok := d.load(data, true)
 	if d.split != nil {
 		mode = readSplit
+		if d.split.nested {
+			mode = readNested
+		}
 	}
 	if !ok {
 		mode = readSplitThenWhole
@@ -123,8 +128,8 @@ func (d *decoder) load(data []byte, split bool) (wf *workflow.Workflow, ok bool)
 	}
 	d.collectAnchors(root, 0)
 	wf = d.decodeWorkflow(root)
-	if d.split != nil && d.split.failed {
-		return nil, false
+	if d.split != nil && (d.split.failed || d.split.nested && !d.split.used) {
+		return nil, false // a nested list the decoder never met is not a parallel step's
 	}
 	if wf != nil && !d.aborted {
 		d.merge(wf.Validate(), wf.Pos)

@@ -34,6 +34,9 @@ type splitState struct {
 	*yamlnode.SequenceSplit
 	// tail is the list of the steps left in the rest: the last ones.
 	tail *ast.SequenceNode
+	// nested is set when the list split is a parallel step's (yamlnode.SplitNested), which
+	// the decoder meets as it decodes that step; used once it has.
+	nested, used bool
 	// failed is set when the parts do not hold: the file is parsed again whole.
 	failed bool
 }
@@ -45,12 +48,17 @@ func (d *decoder) parseSplit(data []byte) ast.Node {
 	if d.splitFrom <= 0 {
 		return nil
 	}
-	split, ok := yamlnode.SplitSequence(data, "steps", d.splitFrom, d.splitChunk)
-	if !ok {
-		return nil
-	}
 	aliases, err := yamlnode.Scan(data)
 	if err != nil {
+		return nil
+	}
+	if !aliases {
+		if root := d.parseNested(data); root != nil {
+			return root
+		}
+	}
+	split, ok := yamlnode.SplitSequence(data, "steps", d.splitFrom, d.splitChunk)
+	if !ok {
 		return nil
 	}
 	f, err := parser.ParseBytes(split.Rest, 0, parser.AllowDuplicateMapKey())
@@ -78,6 +86,42 @@ func (d *decoder) parseSplit(data []byte) ast.Node {
 	}
 	d.split = &splitState{SequenceSplit: &split, tail: tail}
 	return root
+}
+
+// parseNested parses the rest of a file whose bulk is one parallel step's list of steps
+// (a block of thousands of children), and returns its root; nil when the file does not have
+// that shape or a check fails. Only a file without aliases is read so: there are no anchors
+// to follow or aliases to count across the parts, and the top-level list, mostly that one
+// step, could only be cut around it.
+func (d *decoder) parseNested(data []byte) ast.Node {
+	split, ok := yamlnode.SplitNested(data, "steps", d.splitFrom, d.splitChunk)
+	if !ok {
+		return nil
+	}
+	f, err := parser.ParseBytes(split.Rest, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil
+	}
+	root, _, tail, ok := split.VerifyNested(f)
+	if !ok {
+		return nil
+	}
+	d.split = &splitState{SequenceSplit: &split, tail: tail, nested: true}
+	return root
+}
+
+// nestedSteps decodes the children of a parallel step whose list is the one a nested split
+// cut, and reports whether it was: list is the step's list as decoded from the rest.
+func (d *decoder) nestedSteps(path string, list ast.Node, items []ast.Node, depth int) ([]workflow.Step, bool) {
+	if d.split == nil || !d.split.nested || d.split.failed || list != ast.Node(d.split.tail) {
+		return nil, false
+	}
+	if d.split.used { // met twice: not the one list the split assumed
+		d.split.failed = true
+		return nil, true
+	}
+	d.split.used = true
+	return d.splitSteps(path, items, depth), true
 }
 
 // countAliases counts what the file's aliases expand to, in the order yamlnode.Check counts
@@ -109,9 +153,9 @@ func countAliases(split *yamlnode.SequenceSplit, root *ast.MappingNode, steps *a
 	return true
 }
 
-// splitSteps decodes the steps of a split file: the chunks', each parsed and dropped in
-// turn, then tail, those left in the rest.
-func (d *decoder) splitSteps(tail []ast.Node) []workflow.Step {
+// splitSteps decodes the steps of the split list at path (depth: its enclosing parallel
+// steps): the chunks', each parsed and dropped in turn, then tail, those left in the rest.
+func (d *decoder) splitSteps(path string, tail []ast.Node, depth int) []workflow.Step {
 	n := len(tail)
 	for _, c := range d.split.Chunks {
 		n += len(c.Entries)
@@ -125,10 +169,10 @@ func (d *decoder) splitSteps(tail []ast.Node) []workflow.Step {
 		}
 		// The list is two levels below the root mapping, as in the whole document.
 		d.collectAnchors(seq, 2)
-		out = d.appendSteps(out, "steps", seq.Values, 0)
+		out = d.appendSteps(out, path, seq.Values, depth)
 		if d.split.failed {
 			return nil
 		}
 	}
-	return d.appendSteps(out, "steps", tail, 0)
+	return d.appendSteps(out, path, tail, depth)
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Mutations of the split cases (a character of YAML syntax inserted, deleted or replaced at
+// Mutations of the split cases, top-level and nested (a character of YAML syntax inserted, deleted or replaced at
 // a random place) read the same in parts as whole: the boundaries' checks catch what a
 // mutation breaks across them. AWF_SPLIT_MUTATIONS sets how many (300) and AWF_SPLIT_SEED the
 // seed, for longer searches (30,000 passed when this was written).
@@ -19,7 +19,7 @@ func TestSplitMatchesWholeMutated(t *testing.T) {
 		n, _ = strconv.Atoi(s)
 	}
 	rng := rand.New(rand.NewPCG(14, seed()))
-	cases := splitCases()
+	cases := append(splitCases(), nestedCases()...)
 	syntax := []string{"\n", " ", "  ", "- ", ": ", "\"", "'", "[", "]", "{", "}", ",", "#", "|", ">", "&a ", "*a", "\t", "\r\n", "? ", "---\n", "<<: "}
 	for i := range n {
 		tc := cases[rng.IntN(len(cases))]

@@ -107,47 +107,61 @@ func splitCases() []splitCase {
 		{name: "work budget", doc: render(head, with(6, "- name: s6\n  type: agent\n  prompt: p\n  provider: p\n  options: {x: ["+strings.Repeat("1,", maxWork)+"1]}"), 2, ""), split: true, errs: true},
 		{name: "work budget, then an unknown alias", doc: render(head, append(with(6, "- name: s6\n  type: agent\n  prompt: p\n  provider: p\n  options: {x: ["+strings.Repeat("1,", maxWork)+"1]}"), "- {name: late, command: *nope}"), 2, ""), errs: true},
 	}
+	return append(cases, mutated("step", func(steps []string) string {
+		return render(head, steps, 2, "output: \"{{steps.s0.output}}\"\n")
+	})...)
+}
+
+// mutated are the files doc makes of the base steps with each mutation in steps 0, 5 and 11.
+func mutated(what string, doc func(steps []string) string) []splitCase {
+	var cases []splitCase
 	for _, at := range []int{0, 5, 11} {
-		for _, m := range []struct {
-			name  string
-			step  string
-			split bool
-		}{
-			{"unknown key", "- name: e\n  command: x\n  promt: y", true},
-			{"wrong kind", "- name: e\n  command: [1, 2]\n  timeout: {a: 1}", true},
-			{"bad duration", "- {name: e, command: x, timeout: 3 parsecs}", true},
-			{"duplicate key", "- name: e\n  command: x\n  command: y", true},
-			{"duplicate step name", "- {name: s1, command: x}", true},
-			{"missing name", "- command: x", true},
-			{"bad retry", "- {name: e, command: x, retry: {max_attempts: x, backoff: sideways}}", true},
-			{"keys of two types", "- {name: e, command: x, prompt: y}", true},
-			{"bad parallel child", "- name: e\n  steps:\n    - {name: c, command: x, tool: t}", true},
-			{"not a mapping", "- just text", true},
-			{"empty entry", "-", true},
-			{"unclosed double quote", "- name: e\n  command: \"echo", false},
-			{"unclosed single quote", "- {name: e, command: 'echo}", false},
-			{"unclosed flow mapping", "- {name: e, command: echo", false},
-			{"unclosed flow list", "- name: e\n  command: x\n  env: [a,", false},
-			{"tab indentation", "- name: e\n\tcommand: x", false},
-			{"tab after indentation", "- name: e\n  \tcommand: x", false},
-			{"key less indented", "- name: e\n command: x", false},
-			{"key at the entries' column", "- name: e\ncommand: x", false},
-			{"bad indentation deeper", "- name: e\n  command: x\n     timeout: 1s", false},
-			{"nested too deep", "- {name: e, command: x, env: " + strings.Repeat("[", yamlnode.MaxDepth+1) + "}", false},
-			{"unknown alias", "- {name: e, command: *nope}", false},
-			{"document marker inside", "- {name: e, command: x}\n---", false},
-			{"stray dash", "- name: e\n  command: x\n  -", false},
-			{"mapping then list", "- name: e\n  command: x\n  - y", false},
-			{"block scalar swallowing", "- name: e\n  command: |\n  - {name: f, command: x}", false},
-		} {
+		for _, m := range mutations() {
 			cases = append(cases, splitCase{
-				name:  fmt.Sprintf("%s in step %d", m.name, at),
-				doc:   render(head, with(at, m.step), 2, "output: \"{{steps.s0.output}}\"\n"),
-				split: m.split, errs: true,
+				name: fmt.Sprintf("%s in %s %d", m.name, what, at), doc: doc(with(at, m.step)), split: m.split, errs: true,
 			})
 		}
 	}
 	return cases
+}
+
+// mutation is a step with a problem; split tells whether a file holding it is still read in
+// parts (a step that does not parse on its own is not).
+type mutation struct {
+	name  string
+	step  string
+	split bool
+}
+
+func mutations() []mutation {
+	return []mutation{
+		{"unknown key", "- name: e\n  command: x\n  promt: y", true},
+		{"wrong kind", "- name: e\n  command: [1, 2]\n  timeout: {a: 1}", true},
+		{"bad duration", "- {name: e, command: x, timeout: 3 parsecs}", true},
+		{"duplicate key", "- name: e\n  command: x\n  command: y", true},
+		{"duplicate step name", "- {name: s1, command: x}", true},
+		{"missing name", "- command: x", true},
+		{"bad retry", "- {name: e, command: x, retry: {max_attempts: x, backoff: sideways}}", true},
+		{"keys of two types", "- {name: e, command: x, prompt: y}", true},
+		{"bad parallel child", "- name: e\n  steps:\n    - {name: c, command: x, tool: t}", true},
+		{"not a mapping", "- just text", true},
+		{"empty entry", "-", true},
+		{"unclosed double quote", "- name: e\n  command: \"echo", false},
+		{"unclosed single quote", "- {name: e, command: 'echo}", false},
+		{"unclosed flow mapping", "- {name: e, command: echo", false},
+		{"unclosed flow list", "- name: e\n  command: x\n  env: [a,", false},
+		{"tab indentation", "- name: e\n\tcommand: x", false},
+		{"tab after indentation", "- name: e\n  \tcommand: x", false},
+		{"key less indented", "- name: e\n command: x", false},
+		{"key at the entries' column", "- name: e\ncommand: x", false},
+		{"bad indentation deeper", "- name: e\n  command: x\n     timeout: 1s", false},
+		{"nested too deep", "- {name: e, command: x, env: " + strings.Repeat("[", yamlnode.MaxDepth+1) + "}", false},
+		{"unknown alias", "- {name: e, command: *nope}", false},
+		{"document marker inside", "- {name: e, command: x}\n---", false},
+		{"stray dash", "- name: e\n  command: x\n  -", false},
+		{"mapping then list", "- name: e\n  command: x\n  - y", false},
+		{"block scalar swallowing", "- name: e\n  command: |\n  - {name: f, command: x}", false},
+	}
 }
 
 func flowSteps(n int) []string {
@@ -163,28 +177,33 @@ func flowSteps(n int) []string {
 // between every two steps), and it really reads in parts where it should.
 func TestSplitMatchesWhole(t *testing.T) {
 	for _, tc := range splitCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			want, _, wantErr := whole.loadBytes("wf.yaml", []byte(tc.doc))
-			if (wantErr != nil) != tc.errs {
-				t.Fatalf("whole parse: err = %v, want errors %v", wantErr, tc.errs)
-			}
-			for _, size := range []int{1, 120, 400} {
-				l := &Loader{splitFrom: 1, splitChunk: size}
-				got, mode, gotErr := l.loadBytes("wf.yaml", []byte(tc.doc))
-				if tc.split && mode != readSplit {
-					t.Errorf("chunk %d: read mode %d, want it read in parts", size, mode)
-				}
-				if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-					t.Errorf("chunk %d: errors differ\nsplit:\n%v\nwhole:\n%v", size, gotErr, wantErr)
-				}
-				if !reflect.DeepEqual(problemsOf(gotErr), problemsOf(wantErr)) {
-					t.Errorf("chunk %d: problems differ\nsplit: %#v\nwhole: %#v", size, gotErr, wantErr)
-				}
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("chunk %d: workflows differ\nsplit: %+v\nwhole: %+v", size, got, want)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkSplitMatchesWhole(t, tc, readSplit) })
+	}
+}
+
+// checkSplitMatchesWhole reads tc's file whole and in parts of three sizes: the same
+// workflow, the same errors, and where tc.split says so, read in parts in mode.
+func checkSplitMatchesWhole(t *testing.T, tc splitCase, mode readMode) {
+	t.Helper()
+	want, _, wantErr := whole.loadBytes("wf.yaml", []byte(tc.doc))
+	if (wantErr != nil) != tc.errs {
+		t.Fatalf("whole parse: err = %v, want errors %v", wantErr, tc.errs)
+	}
+	for _, size := range []int{1, 120, 400} {
+		l := &Loader{splitFrom: 1, splitChunk: size}
+		got, gotMode, gotErr := l.loadBytes("wf.yaml", []byte(tc.doc))
+		if tc.split && gotMode != mode {
+			t.Errorf("chunk %d: read mode %d, want %d", size, gotMode, mode)
+		}
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Errorf("chunk %d: errors differ\nsplit:\n%v\nwhole:\n%v", size, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(problemsOf(gotErr), problemsOf(wantErr)) {
+			t.Errorf("chunk %d: problems differ\nsplit: %#v\nwhole: %#v", size, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("chunk %d: workflows differ\nsplit: %+v\nwhole: %+v", size, got, want)
+		}
 	}
 }
 
@@ -246,7 +265,7 @@ func keysBlock(n, indent int) string {
 }
 
 func FuzzSplitMatchesWhole(f *testing.F) {
-	for _, tc := range splitCases() {
+	for _, tc := range append(splitCases(), nestedCases()...) {
 		if len(tc.doc) < 4000 {
 			f.Add([]byte(tc.doc), uint8(1))
 		}
@@ -265,7 +284,18 @@ func FuzzSplitMatchesWhole(f *testing.F) {
 // differs is how much is live at once, reported as peak-live-MB: the largest live heap any
 // garbage collection during the benchmark found (what a process's peak memory follows).
 func BenchmarkLoad10000Steps(b *testing.B) {
-	data := []byte(render("name: bench\n", flowSteps(10000), 2, ""))
+	for _, shape := range []struct {
+		name string
+		data []byte
+	}{
+		{"steps", []byte(render("name: bench\n", flowSteps(10000), 2, ""))},
+		{"parallel", []byte(renderNested("name: bench\n", flowSteps(10000), 4, ""))},
+	} {
+		b.Run(shape.name, func(b *testing.B) { benchmarkLoad(b, shape.data) })
+	}
+}
+
+func benchmarkLoad(b *testing.B, data []byte) {
 	for _, l := range []struct {
 		name string
 		l    *Loader

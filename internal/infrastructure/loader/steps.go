@@ -215,6 +215,11 @@ func (d *decoder) parallel(o *object, depth int) *workflow.ParallelStep {
 		d.errorf(o.child("steps"), pos, "", "parallel steps nest more than %d levels deep", maxParallelDepth)
 		return p
 	}
+	raw, _ := o.raw("steps")
+	if steps, ok := d.nestedSteps(o.child("steps"), raw, items, depth+1); ok {
+		p.Steps = steps
+		return p
+	}
 	p.Steps = d.steps(o.child("steps"), items, depth+1)
 	return p
 }

@@ -40,12 +40,13 @@ func (d *decoder) decodeWorkflow(root ast.Node) *workflow.Workflow {
 	}
 	wf.Tools = d.tools(o)
 	wf.MCPServers = d.mcpServers(o)
-	if raw, _ := o.raw("steps"); d.split != nil && raw != ast.Node(d.split.tail) {
+	top := d.split != nil && !d.split.nested
+	if raw, _ := o.raw("steps"); top && raw != ast.Node(d.split.tail) {
 		d.split.failed = true // the split list is a duplicate key the decoder skips
 	}
 	if items, ok := o.list("steps"); ok {
-		if d.split != nil && !d.split.failed {
-			wf.Steps = d.splitSteps(items)
+		if top && !d.split.failed {
+			wf.Steps = d.splitSteps("steps", items, 0)
 		} else {
 			wf.Steps = d.steps("steps", items, 0)
 		}

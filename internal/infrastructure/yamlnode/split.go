@@ -31,8 +31,8 @@ type SequenceSplit struct {
 	// run of entries, which are read in their place, followed by what follows them in the
 	// document.
 	Rest []byte
-	// KeyLine is the line (1-based) of the key, at column 1.
-	KeyLine int
+	// KeyLine and KeyColumn locate the key (1-based): column 1 for SplitSequence's.
+	KeyLine, KeyColumn int
 	// Line and Column locate the first entry's "-" (1-based).
 	Line, Column int
 	// Chunks are the list's entries in order up to the last run, cut into consecutive runs
@@ -65,13 +65,70 @@ type Chunk struct {
 // entry, a comment or blank. A line break other than "\n" or "\r\n" (a lone "\r", which the
 // parser counts as a line) refuses the cut, since lines would be numbered differently.
 func SplitSequence(data []byte, key string, from, size int) (split SequenceSplit, ok bool) {
-	if len(data) < from || hasLoneCR(data) {
+	l, ok := topList(data, key, from)
+	if !ok {
 		return split, false
+	}
+	return l.split(data, 1, from, size)
+}
+
+// topList finds the block list of the top-level key, in a document of at least from bytes
+// whose lines the parser numbers as SplitSequence does.
+func topList(data []byte, key string, from int) (list, bool) {
+	if len(data) < from || hasLoneCR(data) {
+		return list{}, false
 	}
 	keyAt, keyLine := keyLineOf(data, key)
 	if keyAt < 0 {
+		return list{}, false
+	}
+	return listAfter(data, keyAt, keyLine)
+}
+
+// SplitNested proposes, like SplitSequence, to cut data at a block list that is the value of
+// key, but at a key indented inside the top-level key's list (a parallel step's `steps:`
+// inside a workflow's): the nested list with the most bytes, when it holds more than half of
+// the top-level list's, which is then mostly that one entry and could not be cut at its own
+// entries. KeyColumn says where the key is. The reader must find the key at that place, and
+// nowhere else, in the parsed rest (VerifyNested).
+func SplitNested(data []byte, key string, from, size int) (split SequenceSplit, ok bool) {
+	top, ok := topList(data, key, from)
+	if !ok {
 		return split, false
 	}
+	var best list
+	found := false
+	line := top.firstLine
+	for off := top.start; off < top.end; line++ {
+		n := lineLen(data[off:])
+		if indent, ok := keyAt0(data[off:off+n], key); ok && indent > top.indent {
+			if l, ok := listAfter(data, off, line); ok && l.indent >= indent && (!found || l.end-l.start > best.end-best.start) {
+				best, found = l, true
+			}
+		}
+		off += n
+	}
+	if !found || 2*(best.end-best.start) <= top.end-top.start {
+		return split, false
+	}
+	return best.split(data, best.keyColumn, from, size)
+}
+
+// list is a block list found by lines: its key's line and column, its entries' indentation,
+// and the offsets and lines of its entries.
+type list struct {
+	keyLine, keyColumn int
+	indent             int
+	start, end         int // offsets of the first entry's line and of the line after the list
+	firstLine          int
+	entries, lines     []int // the entries' offsets and line numbers
+}
+
+// listAfter finds the block list that follows the key line at keyAt (line keyLine): blank and
+// comment lines, then entries at one indentation, up to the first line indented no more than
+// them that is not an entry, a comment or blank.
+func listAfter(data []byte, keyAt, keyLine int) (l list, ok bool) {
+	l.keyLine, l.keyColumn = keyLine, countSpaces(data[keyAt:])+1
 	off := keyAt + lineLen(data[keyAt:])
 	line := keyLine + 1
 	// Blank and comment lines between the key and the first entry stay in the rest.
@@ -80,53 +137,56 @@ func SplitSequence(data []byte, key string, from, size int) (split SequenceSplit
 		line++
 	}
 	if off >= len(data) {
-		return split, false
+		return l, false
 	}
-	indent := countSpaces(data[off:])
-	if !isEntry(data[off:], indent) {
-		return split, false
+	l.indent = countSpaces(data[off:])
+	if !isEntry(data[off:], l.indent) {
+		return l, false
 	}
-	blockStart, firstLine := off, line
-	var entries []int   // offsets of the entries' lines
-	var entryLine []int // their line numbers
-	end := blockStart
+	l.start, l.firstLine, l.end = off, line, off
 scan:
-	for end < len(data) {
-		l := data[end:]
+	for l.end < len(data) {
+		rest := data[l.end:]
 		switch {
-		case isEntry(l, indent):
-			entries = append(entries, end)
-			entryLine = append(entryLine, line)
-		case isBlankOrComment(l):
-		case countSpaces(l) <= indent:
+		case isEntry(rest, l.indent):
+			l.entries = append(l.entries, l.end)
+			l.lines = append(l.lines, line)
+		case isBlankOrComment(rest):
+		case countSpaces(rest) <= l.indent:
 			break scan
 		}
-		end += lineLen(l)
+		l.end += lineLen(rest)
 		line++
 	}
-	if end-blockStart < from {
+	return l, true
+}
+
+// split cuts data at list l (its key at keyColumn) into chunks of at least size bytes, when
+// the list takes at least from bytes.
+func (l list) split(data []byte, keyColumn, from, size int) (split SequenceSplit, ok bool) {
+	if l.end-l.start < from {
 		return split, false
 	}
-	split = SequenceSplit{KeyLine: keyLine, Line: firstLine, Column: indent + 1}
+	split = SequenceSplit{KeyLine: l.keyLine, KeyColumn: keyColumn, Line: l.firstLine, Column: l.indent + 1}
 	chunkStart := 0
-	for i := 1; i < len(entries); i++ {
-		if entries[i]-entries[chunkStart] < size {
+	for i := 1; i < len(l.entries); i++ {
+		if l.entries[i]-l.entries[chunkStart] < size {
 			continue
 		}
 		split.Chunks = append(split.Chunks, Chunk{
-			Data: data[entries[chunkStart]:entries[i]], Line: entryLine[chunkStart],
-			Entries: entryLine[chunkStart:i], Column: indent + 1,
+			Data: data[l.entries[chunkStart]:l.entries[i]], Line: l.lines[chunkStart],
+			Entries: l.lines[chunkStart:i], Column: l.indent + 1,
 		})
 		chunkStart = i
 	}
 	if len(split.Chunks) == 0 {
 		return SequenceSplit{}, false
 	}
-	split.Tail = entryLine[chunkStart:]
-	tail := entries[chunkStart]
-	rest := make([]byte, 0, blockStart+2*(entryLine[chunkStart]-firstLine)+len(data)-tail)
-	rest = append(rest, data[:blockStart]...)
-	for off := blockStart; off < tail; {
+	split.Tail = l.lines[chunkStart:]
+	tail := l.entries[chunkStart]
+	rest := make([]byte, 0, l.start+2*(l.lines[chunkStart]-l.firstLine)+len(data)-tail)
+	rest = append(rest, data[:l.start]...)
+	for off := l.start; off < tail; {
 		n := lineLen(data[off:])
 		if bytes.HasSuffix(data[off:off+n], []byte("\r\n")) {
 			rest = append(rest, '\r')
@@ -138,19 +198,28 @@ scan:
 	return split, true
 }
 
+// keyAt0 reports whether line is spaces, then "key:" followed by nothing but blanks or a
+// comment, and how many spaces.
+func keyAt0(line []byte, key string) (indent int, ok bool) {
+	indent = countSpaces(line)
+	rest, ok := bytes.CutPrefix(line[indent:], []byte(key+":"))
+	if !ok {
+		return 0, false
+	}
+	trimmed := bytes.TrimLeft(rest, " ")
+	return indent, len(trimmed) == 0 || trimmed[0] == '\n' || trimmed[0] == '\r' || trimmed[0] == '#' && len(trimmed) < len(rest)
+}
+
 // keyLineOf finds the first line that is "key:" at column 0 followed by nothing but blanks or
 // a comment: its offset and line number, or -1.
 func keyLineOf(data []byte, key string) (offset, line int) {
 	line = 1
 	for off := 0; off < len(data); line++ {
-		l := data[off : off+lineLen(data[off:])]
-		if rest, ok := bytes.CutPrefix(l, []byte(key+":")); ok {
-			rest = bytes.TrimLeft(rest, " ")
-			if len(rest) == 0 || rest[0] == '\n' || rest[0] == '\r' || rest[0] == '#' && len(rest) < len(l)-len(key)-1 {
-				return off, line
-			}
+		n := lineLen(data[off:])
+		if indent, ok := keyAt0(data[off:off+n], key); ok && indent == 0 {
+			return off, line
 		}
-		off += len(l)
+		off += n
 	}
 	return -1, 0
 }
@@ -228,14 +297,54 @@ func (s *SequenceSplit) VerifyRest(f *ast.File) (root *ast.MappingNode, entry *a
 		if !ok || tail == nil || !entriesAt(tail, s.Tail, s.Column) {
 			return nil, nil, nil, false
 		}
-		start := *tail.Start
-		pos := *start.Position
-		pos.Line, pos.Column = s.Line, s.Column
-		start.Position = &pos
-		tail.Start = &start
+		s.moveStart(tail)
 		return root, mv, tail, true
 	}
 	return nil, nil, nil, false
+}
+
+// VerifyNested is VerifyRest for a split of SplitNested: the rest is one document whose body
+// holds, anywhere below it, exactly one mapping entry whose key is at KeyLine and KeyColumn,
+// and its value is a block list of the Tail entries (with its Start moved as VerifyRest
+// does). ok is false otherwise: the reader parses the whole document.
+func (s *SequenceSplit) VerifyNested(f *ast.File) (body ast.Node, entry *ast.MappingValueNode, tail *ast.SequenceNode, ok bool) {
+	if f == nil || len(f.Docs) != 1 || f.Docs[0] == nil || f.Docs[0].Body == nil {
+		return nil, nil, nil, false
+	}
+	body = f.Docs[0].Body
+	for _, n := range ast.Filter(ast.MappingValueType, body) {
+		mv, _ := n.(*ast.MappingValueNode)
+		if mv == nil || mv.Key == nil {
+			continue
+		}
+		tk := mv.Key.GetToken()
+		if tk == nil || tk.Position == nil || tk.Position.Line != s.KeyLine || tk.Position.Column != s.KeyColumn {
+			continue
+		}
+		if entry != nil {
+			return nil, nil, nil, false
+		}
+		entry = mv
+	}
+	if entry == nil {
+		return nil, nil, nil, false
+	}
+	tail, ok = entry.Value.(*ast.SequenceNode)
+	if !ok || tail == nil || !entriesAt(tail, s.Tail, s.Column) {
+		return nil, nil, nil, false
+	}
+	s.moveStart(tail)
+	return body, entry, tail, true
+}
+
+// moveStart moves the start of the list left in the rest to the first entry of the whole
+// list, where the whole parse's list starts.
+func (s *SequenceSplit) moveStart(tail *ast.SequenceNode) {
+	start := *tail.Start
+	pos := *start.Position
+	pos.Line, pos.Column = s.Line, s.Column
+	start.Position = &pos
+	tail.Start = &start
 }
 
 // entriesAt reports whether seq is a block list whose entries start at lines, at column.

@@ -85,3 +85,36 @@ func TestSplitSequenceDeclines(t *testing.T) {
 		})
 	}
 }
+
+// SplitNested cuts at the indented list that is most of the top-level one, with its key's
+// column, and declines where no nested list is.
+func TestSplitNested(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: x\nsteps:\n  - {name: pre}\n  - name: block\n    steps:\n")
+	for i := range 10 {
+		fmt.Fprintf(&b, "      - name: s%d\n        command: echo %d\n", i, i)
+	}
+	b.WriteString("  - name: small\n    steps:\n      - {name: a}\n      - {name: b}\noutput: done\n")
+	data := []byte(b.String())
+	split, ok := SplitNested(data, "steps", 1, 40)
+	if !ok {
+		t.Fatal("SplitNested declined a block's long list")
+	}
+	if split.KeyLine != 5 || split.KeyColumn != 5 || split.Line != 6 || split.Column != 7 {
+		t.Errorf("key at %d:%d, list at %d:%d; want 5:5, 6:7", split.KeyLine, split.KeyColumn, split.Line, split.Column)
+	}
+	f, err := parser.ParseBytes(split.Rest, 0)
+	if err != nil {
+		t.Fatalf("the rest does not parse: %v", err)
+	}
+	if _, _, tail, ok := split.VerifyNested(f); !ok || len(tail.Values) != len(split.Tail) {
+		t.Errorf("VerifyNested: ok %v", ok)
+	}
+	if _, ok := SplitNested(listDoc(10, ""), "steps", 1, 40); ok {
+		t.Error("SplitNested cut a file with no nested list")
+	}
+	few := strings.Replace(b.String(), "  - {name: pre}\n", strings.Repeat("  - {name: pre, command: a long command line}\n", 20), 1)
+	if _, ok := SplitNested([]byte(few), "steps", 1, 40); ok {
+		t.Error("SplitNested cut a nested list that is not most of the top-level one")
+	}
+}
