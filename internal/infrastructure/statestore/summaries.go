@@ -124,7 +124,7 @@ func compactsAt(before, after, floor int64) bool {
 
 // compactIndex replaces the index a has open by the lines a listing can still use, the last
 // line of each run whose state file is still the one the line was written for, when that
-// halves it at least. It holds the appenders' lock (jsonl) from the read to the rename: a line
+// halves it at least, and deletes what crashed compactions left (sweepIndexTemps). It holds the appenders' lock (jsonl) from the read to the rename: a line
 // cannot be appended in between, only before (and kept) or after, to the old file, which its
 // writer then sees replaced and appends again (appendIndex). It leaves the file when it is no
 // longer the index (another process compacted it) or cannot be read, and reports whether it
@@ -143,6 +143,7 @@ func (s *Store) compactIndex(a *jsonl.Appender, path string) bool {
 	if cur, err := os.Lstat(path); err != nil || !os.SameFile(cur, fi) {
 		return false
 	}
+	s.sweepIndexTemps()
 	index := map[string]summaryLine{}
 	if fi.Size() <= maxSummariesFile {
 		if index = parseIndex(a.File()); index == nil {
@@ -154,6 +155,19 @@ func (s *Store) compactIndex(a *jsonl.Appender, path string) bool {
 		return false
 	}
 	return writeAtomic(s.dir, summariesFile, !s.noSync, kept) == nil
+}
+
+// sweepIndexTemps deletes the temporary files of compactions that a crash cut short. Called
+// holding the lock on the current index: every other compaction either holds it (and is this
+// one) or will find the index replaced and write nothing, so no temporary file is in use.
+// Listing the runs directory costs what compacting costs already (a look at each run).
+func (s *Store) sweepIndexTemps() {
+	entries, _ := os.ReadDir(s.dir)
+	for _, de := range entries {
+		if isTempOf(de.Name(), summariesFile) {
+			_ = os.Remove(filepath.Join(s.dir, de.Name()))
+		}
+	}
 }
 
 // liveLines returns the lines of index that a listing would take, sorted by run id: those of

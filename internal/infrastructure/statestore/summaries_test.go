@@ -3,6 +3,7 @@ package statestore
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -190,9 +191,14 @@ func TestIndexCompaction(t *testing.T) {
 			s.indexFloor = p
 			before, _ := listOf(t, dir, false)
 			ino := inode(t, index)
+			leftover := filepath.Join(dir, "."+summariesFile+".123"+tempSuffix) // a crashed compaction's
+			write(t, leftover, "{}\n")
 
 			finish(t, s, "next", 0)
 
+			if _, err := os.Lstat(leftover); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a crashed compaction's temporary file is still there: %v", err)
+			}
 			if inode(t, index) == ino {
 				t.Fatalf("the index crossed %d bytes and was not replaced", p)
 			}
