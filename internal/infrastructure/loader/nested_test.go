@@ -8,17 +8,9 @@ import (
 // renderNested is render with the steps inside a parallel step, between two top-level steps,
 // at indent within it.
 func renderNested(head string, steps []string, indent int, tail string) string {
-	block := "- {name: pre, command: echo pre}\n- name: block\n  type: parallel\n  max_concurrency: 2\n  steps:\n"
-	pad := strings.Repeat(" ", indent)
-	for _, s := range steps {
-		for line := range strings.Lines(s + "\n") {
-			if strings.TrimSpace(line) != "" {
-				line = pad + line
-			}
-			block += line
-		}
-	}
-	return render(head, []string{strings.TrimSuffix(block, "\n"), "- {name: post, command: echo post}"}, 2, tail)
+	block := "- {name: pre, command: echo pre}\n- name: block\n  type: parallel\n  max_concurrency: 2\n  steps:\n" +
+		indentAll(steps, strings.Repeat(" ", indent))
+	return render(head, []string{block, "- {name: post, command: echo post}"}, 2, tail)
 }
 
 // nestedCases are files whose bulk is one parallel step's children: each read in parts at
@@ -37,6 +29,8 @@ func nestedCases() []splitCase {
 		{name: "not a parallel step", doc: strings.Replace(renderNested(head, baseSteps(), 4, ""), "type: parallel", "type: paralel", 1), errs: true},
 		{name: "a duplicate steps key in the block", doc: strings.Replace(renderNested(head, flowSteps(30), 4, ""), "  max_concurrency: 2\n", "  steps: [{name: z, command: z}]\n", 1), errs: true},
 		{name: "steps inside a block scalar", doc: renderNested(head, append(baseSteps(), "- name: script\n  command: |\n    steps:\n      - a\n      - b\n      - c\n      - d\n      - e\n      - f\n      - g\n      - h\n      - i\n      - j\n      - k"), 4, ""), split: true},
+		{name: "a block inside the block", doc: renderNested(head, []string{"- name: inner\n  type: parallel\n  steps:\n" +
+			indentAll(baseSteps(), "    ")}, 4, ""), split: true},
 		{name: "work budget", doc: renderNested(head, with(6, "- name: s6\n  type: agent\n  prompt: p\n  provider: p\n  options: {x: ["+strings.Repeat("1,", maxWork)+"1]}"), 4, ""), split: true, errs: true},
 	}
 	return append(cases, mutated("child", func(steps []string) string {

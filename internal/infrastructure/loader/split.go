@@ -45,8 +45,8 @@ type splitState struct {
 // returns its root; nil when the file is not read in parts (too small, another shape, or a
 // check failed): the caller parses it whole.
 func (d *decoder) parseSplit(data []byte) ast.Node {
-	if d.splitFrom <= 0 {
-		return nil
+	if d.splitFrom <= 0 || len(data) < d.splitFrom {
+		return nil // too small to cut: not even scanned, which the whole parse does anyway
 	}
 	aliases, err := yamlnode.Scan(data)
 	if err != nil {
@@ -167,7 +167,8 @@ func (d *decoder) splitSteps(path string, tail []ast.Node, depth int) []workflow
 			d.split.failed = true
 			return nil
 		}
-		// The list is two levels below the root mapping, as in the whole document.
+		// A top-level list is two levels below the root mapping, as in the whole document (a
+		// nested split is made only of files without aliases, whose anchors serve no one).
 		d.collectAnchors(seq, 2)
 		out = d.appendSteps(out, path, seq.Values, depth)
 		if d.split.failed {

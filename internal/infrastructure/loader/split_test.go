@@ -45,18 +45,25 @@ func render(head string, steps []string, indent int, tail string) string {
 	var b strings.Builder
 	b.WriteString(head)
 	b.WriteString("steps:\n")
-	pad := strings.Repeat(" ", indent)
-	for _, s := range steps {
-		for line := range strings.Lines(s + "\n") {
-			if strings.TrimSpace(line) == "" {
-				b.WriteString(line)
-				continue
-			}
-			b.WriteString(pad + line)
-		}
+	if len(steps) > 0 {
+		b.WriteString(indentAll(steps, strings.Repeat(" ", indent)) + "\n")
 	}
 	b.WriteString(tail)
 	return b.String()
+}
+
+// indentAll joins steps, every line but blank ones indented by pad.
+func indentAll(steps []string, pad string) string {
+	var b strings.Builder
+	for _, st := range steps {
+		for line := range strings.Lines(st + "\n") {
+			if strings.TrimSpace(line) != "" {
+				line = pad + line
+			}
+			b.WriteString(line)
+		}
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // with returns the base steps with step i replaced.

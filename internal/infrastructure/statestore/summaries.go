@@ -124,9 +124,10 @@ func compactsAt(before, after, floor int64) bool {
 
 // compactIndex replaces the index a has open by the lines a listing can still use, the last
 // line of each run whose state file is still the one the line was written for, when that
-// halves it at least, and deletes what crashed compactions left (sweepIndexTemps). It holds the appenders' lock (jsonl) from the read to the rename: a line
-// cannot be appended in between, only before (and kept) or after, to the old file, which its
-// writer then sees replaced and appends again (appendIndex). It leaves the file when it is no
+// halves it at least, and deletes what crashed compactions left (sweepIndexTemps). It holds
+// the appenders' lock (jsonl) from the read to the rename: a line cannot be appended in
+// between, only before (and kept) or after, to the old file, which its writer then sees
+// replaced and appends again (appendIndex). It leaves the file when it is no
 // longer the index (another process compacted it) or cannot be read, and reports whether it
 // replaced it. The new file is synced before the rename, so a power loss leaves the old index
 // or the new one, whole; the directory is not: a lost rename brings back the old one, still

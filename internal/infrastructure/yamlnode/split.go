@@ -87,32 +87,47 @@ func topList(data []byte, key string, from int) (list, bool) {
 
 // SplitNested proposes, like SplitSequence, to cut data at a block list that is the value of
 // key, but at a key indented inside the top-level key's list (a parallel step's `steps:`
-// inside a workflow's): the nested list with the most bytes, when it holds more than half of
-// the top-level list's, which is then mostly that one entry and could not be cut at its own
-// entries. KeyColumn says where the key is. The reader must find the key at that place, and
-// nowhere else, in the parsed rest (VerifyNested).
+// inside a workflow's): a nested list that holds more than half of the top-level list's
+// bytes, which is then mostly that one entry and could not be cut at its own entries. Such
+// lists hold one another (two cannot each hold more than half); the innermost is cut, the one
+// whose entries are the steps. KeyColumn says where its key is. The reader must find the key at
+// that place, and nowhere else, in the parsed rest (VerifyNested).
+//
+// Each candidate's list is scanned, so lines inside several nested lists are read once for
+// each: past maxNestedScan times the top-level list's bytes in all (lists nested that deep are
+// past what the decoder accepts anyway), the proposal is declined.
 func SplitNested(data []byte, key string, from, size int) (split SequenceSplit, ok bool) {
 	top, ok := topList(data, key, from)
 	if !ok {
 		return split, false
 	}
+	topSize := top.end - top.start
 	var best list
 	found := false
+	scanned := 0
 	line := top.firstLine
 	for off := top.start; off < top.end; line++ {
 		n := lineLen(data[off:])
 		if indent, ok := keyAt0(data[off:off+n], key); ok && indent > top.indent {
-			if l, ok := listAfter(data, off, line); ok && l.indent >= indent && (!found || l.end-l.start > best.end-best.start) {
+			l, ok := listAfter(data, off, line)
+			if scanned += l.end - l.start; scanned > maxNestedScan*topSize {
+				return split, false
+			}
+			if ok && l.indent >= indent && 2*(l.end-l.start) > topSize && (!found || l.keyColumn > best.keyColumn) {
 				best, found = l, true
 			}
 		}
 		off += n
 	}
-	if !found || 2*(best.end-best.start) <= top.end-top.start {
+	if !found {
 		return split, false
 	}
 	return best.split(data, best.keyColumn, from, size)
 }
+
+// maxNestedScan bounds what SplitNested reads, in times the top-level list: a parallel step
+// inside a parallel step inside a third one, each mostly the next, is read about three times.
+const maxNestedScan = 4
 
 // list is a block list found by lines: its key's line and column, its entries' indentation,
 // and the offsets and lines of its entries.

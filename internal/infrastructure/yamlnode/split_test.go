@@ -118,3 +118,28 @@ func TestSplitNested(t *testing.T) {
 		t.Error("SplitNested cut a nested list that is not most of the top-level one")
 	}
 }
+
+// Lists that each hold most of the top-level one hold one another: SplitNested cuts the
+// innermost; and it gives up, rather than read the file once per level, past maxNestedScan.
+func TestSplitNestedInnermost(t *testing.T) {
+	doc := func(levels int) []byte {
+		var b strings.Builder
+		b.WriteString("steps:\n")
+		pad := "  "
+		for i := range levels {
+			fmt.Fprintf(&b, "%s- name: block%d\n%s  steps:\n", pad, i, pad)
+			pad += "    "
+		}
+		for i := range 20 {
+			fmt.Fprintf(&b, "%s- {name: s%d, command: echo %d}\n", pad, i, i)
+		}
+		return []byte(b.String())
+	}
+	split, ok := SplitNested(doc(2), "steps", 1, 40)
+	if !ok || split.KeyColumn != 9 || split.Column != 11 {
+		t.Errorf("two blocks: ok %v, key column %d, entries at column %d; want the inner block's, 9 and 11", ok, split.KeyColumn, split.Column)
+	}
+	if _, ok := SplitNested(doc(maxNestedScan+2), "steps", 1, 40); ok {
+		t.Errorf("%d blocks in one another: cut, want declined", maxNestedScan+2)
+	}
+}
