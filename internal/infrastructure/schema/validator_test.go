@@ -111,6 +111,11 @@ func TestValidate(t *testing.T) {
 		{"anyOf ok", `{"anyOf":[{"type":"string"},{"type":"integer"}]}`, `2`, nil},
 		{"anyOf quoting its deepest failure whole", `{"anyOf":[{"items":{"anyOf":[{"items":{"type":"number"}},{"type":"null"}]}},{"type":"null"}]}`, `[["x"]]`,
 			errs(`$: matches none of the anyOf schemas: (1) $[0]: matches none of the anyOf schemas: (1) $[0][0]: want number, got string; (2) want null, got array; (2) want null, got array`)},
+		{"oneOf naming its deepest failure past the cut", `{"$defs":{"n":{"oneOf":[{"type":"array","items":{"$ref":"#/$defs/n"}},{"type":"number"}]}},"$ref":"#/$defs/n"}`,
+			`[[[[[[[[[[[[[true]]]]]]]]]]]]]`, errs(`$: matches none of the oneOf schemas: (1) $[0]: matches none of the oneOf schemas: (1) $[0][0]: ` +
+				`matches none of the oneOf schemas: (1) $[0][0][0]: matches none of the oneOf schemas: (1) $[0][0][0][0]: matches none of the oneOf schemas: ` +
+				`(1) $[0][0][0][0][0]: matches none of the oneO...; (2) want number, got array; deepest: $[0][0][0][0][0][0][0][0][0][0][0][0][0]: ` +
+				`matches none of the oneOf schemas: (1) want array, got boolean; (2) want number, got boolean`)},
 		{"anyOf naming its deepest failure past the cut", `{"$defs":{"n":{"anyOf":[{"type":"array","items":{"$ref":"#/$defs/n"}},{"type":"number"}]}},"$ref":"#/$defs/n"}`,
 			`[[[[[[[[[[[[["x"]]]]]]]]]]]]]`, errs(`$: matches none of the anyOf schemas: (1) $[0]: matches none of the anyOf schemas: (1) $[0][0]: ` +
 				`matches none of the anyOf schemas: (1) $[0][0][0]: matches none of the anyOf schemas: (1) $[0][0][0][0]: matches none of the anyOf schemas: ` +
